@@ -30,8 +30,8 @@ class Workload:
     dataset: Callable[[str, int, int], Dataset]
     # (model, batch on device) -> scalar loss (mean over the batch)
     loss: Callable[[nn.Module, Batch], torch.Tensor]
-    # parameters -> optimizer with the workload's reference hyper-parameters
-    optimizer: Callable[[Iterable[nn.Parameter]], torch.optim.Optimizer]
+    # (parameters, size) -> optimizer with the workload's reference hyper-parameters
+    optimizer: Callable[[Iterable[nn.Parameter], str], torch.optim.Optimizer]
     # size -> analytic training FLOPs per sample (convention: 3 x forward, a multiply-add = 2)
     flops_per_sample: Callable[[str], float]
     # samples in one epoch of the reference data set, for cost per epoch
@@ -46,6 +46,8 @@ class Workload:
     sizes: tuple[str, ...] = ("tiny", "full")
     # size -> {"batch_key": bytes per sample on the wire}, used by storage and memory estimates
     extra: Mapping[str, object] = field(default_factory=dict)
+    # (model, path) -> None: load a local pretrained checkpoint (--weights); None = unsupported
+    load_weights: Callable[[nn.Module, str], None] | None = None
 
     def default_batch_size(self, size: str) -> int:
         return int(self.batch_size.get(size, next(iter(self.batch_size.values()))))

@@ -1,0 +1,88 @@
+"""The `trainbench` fixture: runs a workload through the harness for the current test and turns
+what was measured into a `Record` (and pytest-benchmark stats)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import pytest
+import torch
+
+from plugin.benchmark_bridge import feed_benchmark
+from plugin.harness.precision import UnsupportedPrecision, get_precision
+from plugin.harness.run import RunConfig, RunOutput, run
+from plugin.record import Record
+from plugin.session import BenchSession
+from plugin.workloads import get_workload
+
+__all__ = ["Bench"]
+
+
+class Bench:
+    def __init__(self, session: BenchSession, nodeid: str, benchmark: Any = None):
+        self.session = session
+        self.nodeid = nodeid
+        self.benchmark = benchmark
+
+    def config(self, workload: str, **overrides: Any) -> RunConfig:
+        """The run configuration for `workload`, session options filled in."""
+        s = self.session
+        base = dict(
+            workload=workload, size=s.size, batch_size=s.batch_size, steps=s.steps, warmup=s.warmup,
+            grad_accum=s.grad_accum, seed=s.seed, device=str(s.device), weights=s.weights,
+        )
+        base.update({k: v for k, v in overrides.items() if v is not None})
+        return RunConfig(**base)
+
+    def record(self, **fields: Any) -> Record:
+        """Add a record for this test (kinds other than training use this directly)."""
+        fields.setdefault("test", self.nodeid)
+        return self.session.add(Record(**fields))
+
+    def train(self, workload: str, *, precision: str = "fp32", kind: str = "training",
+              loader: Any = None, feed_benchmark_stats: bool = True, **overrides: Any) -> Record:
+        """Measure one training benchmark; returns its Record (status passed, skipped or oom)."""
+        cfg = self.config(workload, precision=precision, **overrides)
+        wl = get_workload(workload)
+        batch = cfg.batch_size or wl.default_batch_size(cfg.size)
+        common = dict(kind=kind, workload=workload, size=cfg.size, precision=precision, batch_size=batch,
+                      storage=cfg.storage, world_size=1, config=_config_json(cfg))
+        peak = self.session.spec.peak_flops(_catalog_key(precision)) if self.session.spec else None
+        try:
+            out = run(cfg, peak_flops_per_s=peak, loader=loader)
+        except UnsupportedPrecision as exc:
+            self.record(status="skipped", message=str(exc), **common)
+            pytest.skip(str(exc))
+        except torch.cuda.OutOfMemoryError as exc:
+            torch.cuda.empty_cache()
+            msg = (f"out of memory at batch {batch} ({precision}): try --precision=bf16/fp16, a smaller "
+                   f"--batch-size with --grad-accum, or activation checkpointing ({str(exc).splitlines()[0]})")
+            self.record(status="oom", message=msg, **common)
+            pytest.xfail(msg)
+        rec = self.record(metrics=out.metrics, step_times_s=out.measurement.step_times_s, **common)
+        rec.config.update(_measurement_config(out))
+        if feed_benchmark_stats:
+            feed_benchmark(self.benchmark, out.measurement.step_times_s,
+                           {**rec.metrics, "workload": workload, "precision": precision, "size": cfg.size,
+                            "batch_size": batch, "storage": cfg.storage, "gpu": rec.gpu})
+        return rec
+
+
+def _catalog_key(precision: str) -> str:
+    return get_precision(precision).catalog_key
+
+
+def _config_json(cfg: RunConfig) -> dict[str, Any]:
+    return {k: v for k, v in asdict(cfg).items() if k not in ("workload", "size", "precision", "batch_size", "storage")}
+
+
+def _measurement_config(out: RunOutput) -> dict[str, Any]:
+    m = out.measurement
+    return {
+        "peak_mem_kind": m.peak_mem_kind,
+        "device": str(out.device),
+        "losses": m.losses,
+        "input_wait_s": m.input_wait_s,
+        "telemetry": m.telemetry,
+    }

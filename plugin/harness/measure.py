@@ -1,0 +1,90 @@
+"""The measured window: warm-up steps (not measured), then `steps` timed optimizer steps.
+
+Throughput (DESIGN.md): measured samples / wall time from the start of the first measured step
+to the end of the last, with the device synchronized at both ends -- never a mean of per-step
+rates. Per-step times and input waits come from the same clock marks, so they add up to the
+window on the device timeline.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from plugin.harness.trainer import Trainer
+from plugin.telemetry import NvmlTelemetry, ProcessTelemetry
+
+__all__ = ["Measurement", "measure"]
+
+
+@dataclass
+class Measurement:
+    samples: int  # samples processed in the measured window
+    wall_s: float  # host wall time of the window, device synced at both ends
+    step_times_s: list[float]  # per optimizer step, device timeline
+    input_wait_s: list[float]  # per optimizer step: fetch + host-to-device copy
+    losses: list[float]  # per measured step
+    peak_mem_bytes: int | None
+    peak_mem_reserved_bytes: int | None
+    peak_mem_kind: str  # "cuda_allocated" or "process_rss": never mixed in one column
+    telemetry: dict[str, Any] = field(default_factory=dict)
+
+
+def measure(trainer: Trainer, *, warmup: int, steps: int, samples_per_step: int) -> Measurement:
+    if steps < 1:
+        raise ValueError("steps must be >= 1")
+    clock, device = trainer.clock, trainer.device
+    for _ in range(warmup):
+        trainer.step()
+
+    cuda = device.type == "cuda"
+    process = ProcessTelemetry()
+    nvml = NvmlTelemetry(device.index or 0) if cuda else None
+    if cuda:
+        torch.cuda.reset_peak_memory_stats(device)
+    process.start()
+    if nvml is not None:
+        nvml.start()
+
+    marks: list = []  # (before_fetch, after_copy) per micro-batch
+    boundaries = []
+    losses = []
+    clock.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        boundaries.append(len(marks))
+        losses.append(trainer.step(marks))
+    end = clock.mark()
+    clock.synchronize()
+    wall = time.perf_counter() - t0
+
+    telemetry = process.stop()
+    if nvml is not None:
+        telemetry.update(nvml.stop())
+
+    starts = [marks[i][0] for i in boundaries] + [end]
+    step_times = [clock.seconds(a, b) for a, b in zip(starts, starts[1:])]
+    waits = [clock.seconds(a, b) for a, b in marks]
+    k = trainer.grad_accum
+    input_wait = [sum(waits[i * k : (i + 1) * k]) for i in range(steps)]
+
+    if cuda:
+        peak = torch.cuda.max_memory_allocated(device)
+        reserved = torch.cuda.max_memory_reserved(device)
+        kind = "cuda_allocated"
+    else:
+        peak, reserved, kind = telemetry["rss_peak_bytes"], None, "process_rss"
+    return Measurement(
+        samples=steps * samples_per_step,
+        wall_s=wall,
+        step_times_s=step_times,
+        input_wait_s=input_wait,
+        losses=torch.stack(losses).tolist(),
+        peak_mem_bytes=peak,
+        peak_mem_reserved_bytes=reserved,
+        peak_mem_kind=kind,
+        telemetry=telemetry,
+    )

@@ -1,0 +1,98 @@
+"""One benchmark run from a plain config: build workload, model, optimizer, loader; measure."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+
+from plugin.data import LoaderConfig, make_loader
+from plugin.errors import InputError
+from plugin.harness.measure import Measurement, measure
+from plugin.harness.precision import get_precision
+from plugin.harness.trainer import Trainer, cycle
+from plugin.metrics import training_metrics
+from plugin.workloads import get_workload
+
+__all__ = ["RunConfig", "RunOutput", "resolve_device", "build_trainer", "run"]
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    if name == "auto":
+        return torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+@dataclass
+class RunConfig:
+    workload: str
+    size: str = "tiny"
+    precision: str = "fp32"
+    batch_size: int | None = None  # micro-batch; None = the workload's default for the size
+    steps: int = 10  # measured optimizer steps
+    warmup: int = 3  # unmeasured steps first: allocator, cudnn autotune, worker start-up
+    grad_accum: int = 1  # micro-batches per optimizer step
+    seed: int = 0
+    device: str = "auto"
+    storage: str = "synthetic"  # where samples come from (storage backends extend this)
+    num_workers: int | None = None  # None = auto: 0 on CPU, min(4, cores) on CUDA
+    weights: str | None = None  # local Hugging Face-format checkpoint to start from
+    dataset_samples: int | None = None  # None = enough for warm-up + measured steps
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunOutput:
+    config: RunConfig
+    measurement: Measurement
+    metrics: dict[str, Any]
+    device: torch.device
+
+
+def _auto_workers(device: torch.device) -> int:
+    if device.type != "cuda":
+        return 0  # on a small CPU box workers steal cores from the compute they feed
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(4, cores - 1))
+
+
+def build_trainer(cfg: RunConfig, loader: Any | None = None) -> Trainer:
+    """Seeded model + optimizer + loader + Trainer on the resolved device."""
+    workload = get_workload(cfg.workload)
+    device = resolve_device(cfg.device)
+    precision = get_precision(cfg.precision)
+    precision.check(device)
+    batch = cfg.batch_size or workload.default_batch_size(cfg.size)
+    torch.manual_seed(cfg.seed)
+    model = workload.model(cfg.size)
+    if cfg.weights:
+        if workload.load_weights is None:
+            raise InputError(f"--weights: workload {workload.name!r} cannot load pretrained weights")
+        workload.load_weights(model, cfg.weights)
+    model.to(device)
+    optimizer = workload.optimizer(model.parameters(), cfg.size)
+    if loader is None:
+        n = cfg.dataset_samples or batch * cfg.grad_accum * (cfg.steps + cfg.warmup)
+        workers = _auto_workers(device) if cfg.num_workers is None else cfg.num_workers
+        loader = make_loader(
+            workload.dataset(cfg.size, n, cfg.seed),
+            LoaderConfig(batch_size=batch, num_workers=workers, pin_memory=device.type == "cuda", seed=cfg.seed),
+        )
+    return Trainer(workload, model, optimizer, cycle(loader), device, precision, cfg.grad_accum)
+
+
+def run(cfg: RunConfig, peak_flops_per_s: float | None = None, loader: Any | None = None) -> RunOutput:
+    trainer = build_trainer(cfg, loader)
+    workload = trainer.workload
+    batch = cfg.batch_size or workload.default_batch_size(cfg.size)
+    with trainer.precision.context(trainer.device):
+        m = measure(trainer, warmup=cfg.warmup, steps=cfg.steps, samples_per_step=batch * cfg.grad_accum)
+    metrics = training_metrics(
+        m,
+        flops_per_sample=workload.flops_per_sample(cfg.size),
+        peak_flops_per_s=peak_flops_per_s,
+        tokens_per_sample=workload.tokens_per_sample(cfg.size) if workload.tokens_per_sample else None,
+    )
+    return RunOutput(cfg, m, metrics, trainer.device)

@@ -1,0 +1,98 @@
+"""The training step: k micro-batches (gradient accumulation) -> one optimizer step.
+
+Nothing in `step()` that a plain PyTorch training loop would not do, except two clock marks per
+micro-batch around the input fetch (perf_counter values or CUDA events: no synchronization).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterable, Iterator, Mapping
+
+import torch
+from torch import nn
+
+from plugin.harness.precision import Precision
+from plugin.harness.timing import DeviceClock, Mark
+from plugin.workloads.spec import Workload
+
+__all__ = ["Trainer", "to_device", "cycle"]
+
+
+def to_device(batch: Mapping[str, Any], device: torch.device) -> dict[str, Any]:
+    # non_blocking: with pinned host memory the copy overlaps with compute on CUDA
+    return {k: v.to(device, non_blocking=True) if torch.is_tensor(v) else v for k, v in batch.items()}
+
+
+def cycle(loader: Iterable) -> Iterator:
+    """Endless batches: a new epoch of `loader` whenever the last one is exhausted."""
+    while True:
+        empty = True
+        for batch in loader:
+            empty = False
+            yield batch
+        if empty:
+            raise ValueError("the data loader produced no batch: data set smaller than one batch?")
+
+
+class Trainer:
+    def __init__(
+        self,
+        workload: Workload,
+        model: nn.Module,
+        optimizer: torch.optim.Optimizer,
+        batches: Iterator[Mapping[str, Any]],
+        device: torch.device,
+        precision: Precision,
+        grad_accum: int = 1,  # micro-batches per optimizer step
+        scheduler: Any | None = None,
+    ):
+        self.workload = workload
+        self.model = model
+        self.optimizer = optimizer
+        self.batches = batches
+        self.device = device
+        self.precision = precision
+        self.grad_accum = grad_accum
+        self.scheduler = scheduler
+        self.scaler = precision.scaler(device)
+        self.clock = DeviceClock(device)
+        self.steps_done = 0  # optimizer steps taken (checkpointing resumes from it)
+
+    def _no_sync(self, last: bool):
+        # DDP: skip the gradient all-reduce on all but the last micro-batch
+        if not last and hasattr(self.model, "no_sync"):
+            return self.model.no_sync()
+        return contextlib.nullcontext()
+
+    def step(self, marks: list[tuple[Mark, Mark]] | None = None) -> torch.Tensor:
+        """One optimizer step; returns the mean micro-batch loss as a 0-d device tensor.
+
+        `marks` (optional) receives one (before_fetch, after_copy) pair per micro-batch: the
+        input wait of that micro-batch on the device timeline.
+        """
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        total = torch.zeros((), device=self.device)
+        for micro in range(self.grad_accum):
+            before = self.clock.mark() if marks is not None else None
+            batch = to_device(next(self.batches), self.device)
+            if marks is not None:
+                marks.append((before, self.clock.mark()))
+            with self._no_sync(micro == self.grad_accum - 1):
+                with self.precision.autocast(self.device):
+                    loss = self.workload.loss(self.model, batch) / self.grad_accum
+                if self.scaler is not None:
+                    self.scaler.scale(loss).backward()
+                else:
+                    loss.backward()
+            total += loss.detach().float()
+        if self.scaler is not None:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        else:
+            self.optimizer.step()
+        if self.scheduler is not None:
+            self.scheduler.step()
+        self.steps_done += 1
+        return total

@@ -1,0 +1,68 @@
+"""Metric arithmetic (DESIGN.md "Metric definitions"): throughput, step-time quantiles, stall
+ratio, MFU, energy. FLOPs come from the workload, peaks from the catalog; MFU is None when the
+peak is unknown, never a guessed denominator."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["step_time_stats", "stall_ratio", "mfu", "training_metrics"]
+
+
+def step_time_stats(step_times_s: Sequence[float]) -> dict[str, float | int]:
+    t = np.asarray(step_times_s, dtype=float)
+    return {
+        "step_time_median_s": float(np.median(t)),
+        "step_time_p10_s": float(np.percentile(t, 10)),
+        "step_time_p90_s": float(np.percentile(t, 90)),
+        "steps_measured": int(t.size),
+    }
+
+
+def stall_ratio(input_wait_s: Sequence[float], step_times_s: Sequence[float]) -> float:
+    """Fraction of the window the device waited for input; both series on the same clock."""
+    total = float(sum(step_times_s))
+    if total <= 0:
+        raise ValueError("measured window has no duration")
+    return min(1.0, max(0.0, float(sum(input_wait_s)) / total))
+
+
+def mfu(model_flops_per_s: float, peak_flops_per_s: float | None) -> float | None:
+    if not peak_flops_per_s:
+        return None
+    return model_flops_per_s / peak_flops_per_s
+
+
+def training_metrics(
+    m: Any,  # plugin.harness.measure.Measurement
+    *,
+    flops_per_sample: float,
+    peak_flops_per_s: float | None,
+    tokens_per_sample: int | None = None,
+) -> dict[str, Any]:
+    samples_per_s = m.samples / m.wall_s
+    model_flops = flops_per_sample * samples_per_s
+    energy = m.telemetry.get("energy_j")
+    out: dict[str, Any] = {
+        "samples_per_s": samples_per_s,
+        "tokens_per_s": samples_per_s * tokens_per_sample if tokens_per_sample else None,
+        **step_time_stats(m.step_times_s),
+        "stall_ratio": stall_ratio(m.input_wait_s, m.step_times_s),
+        "input_wait_s_total": float(sum(m.input_wait_s)),
+        "wall_s": m.wall_s,
+        "samples_measured": m.samples,
+        "peak_mem_bytes": m.peak_mem_bytes,
+        "peak_mem_reserved_bytes": m.peak_mem_reserved_bytes,
+        "model_flops_per_s": model_flops,
+        "mfu": mfu(model_flops, peak_flops_per_s),
+        "gpu_util_mean": m.telemetry.get("gpu_util_mean"),
+        "power_w_mean": m.telemetry.get("power_w_mean"),
+        "energy_j": energy,
+        "energy_j_per_sample": energy / m.samples if energy is not None else None,
+        "cpu_percent_mean": m.telemetry.get("cpu_percent_mean"),
+        "loss_first": m.losses[0],
+        "loss_last": m.losses[-1],
+    }
+    return out

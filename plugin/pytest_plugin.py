@@ -1,0 +1,158 @@
+"""The pytest entry point (`pytest11: trainbench`): options, fixtures and hooks only; the work
+lives in the harness, record and report modules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from plugin import hookspec
+from plugin.errors import TrainbenchError
+from plugin.fixture import Bench
+from plugin.options import add_options
+from plugin.record import Record
+from plugin.session import BenchSession, default_results_path, resolve_profile
+
+SESSION_KEY = pytest.StashKey[BenchSession]()
+
+# Parametrized axes: a test that requests one of these fixtures gets one case per value.
+AXES: dict[str, Callable[[pytest.Config], list[str]]] = {}
+
+
+def _axis(name: str):
+    def deco(fn):
+        AXES[name] = fn
+        return fn
+
+    return deco
+
+
+@_axis("tb_workload")
+def _workloads(config: pytest.Config) -> list[str]:
+    from plugin.workloads import workload_names
+
+    return config.getoption("--workload") or workload_names()
+
+
+@_axis("tb_precision")
+def _precisions(config: pytest.Config) -> list[str]:
+    return config.getoption("--precision") or ["fp32"]
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspec)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "trainbench: a pytest-trainbench benchmark")
+    config.addinivalue_line("markers", "preflight: single-card pipeline validation checks")
+    try:
+        profile, spec, device = resolve_profile(config.getoption("--gpu"))
+        from plugin.workloads import register_workload, workloads
+
+        config.hook.pytest_trainbench_register_workloads(register=register_workload)
+        for name in config.getoption("--workload") or []:
+            workloads().get(name)  # unknown name -> error listing the known ones
+    except TrainbenchError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    on_gpu = device.type == "cuda"
+    results = config.getoption("--trainbench-results")
+    session = BenchSession(
+        profile=profile,
+        spec=spec,
+        device=device,
+        size=config.getoption("--size") or ("full" if on_gpu else "tiny"),
+        steps=config.getoption("--steps") or (50 if on_gpu else 10),
+        warmup=config.getoption("--warmup") if config.getoption("--warmup") is not None else (10 if on_gpu else 3),
+        grad_accum=config.getoption("--grad-accum"),
+        seed=config.getoption("--seed"),
+        batch_size=config.getoption("--batch-size"),
+        weights=config.getoption("--weights"),
+        results_path=Path(results) if results else default_results_path(config.rootpath),
+        report_path=config.rootpath / config.getoption("--trainbench-report"),
+    )
+    config.stash[SESSION_KEY] = session
+
+
+def _environment(bench: BenchSession) -> dict[str, Any]:
+    if not bench.environment:
+        from plugin.environment import capture_environment
+
+        bench.environment = capture_environment(bench.profile)
+    return bench.environment
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    bench = session.config.stash.get(SESSION_KEY, None)
+    if bench is not None and session.items:
+        _environment(bench)  # start time and versions as the benchmarks begin
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    for name, values in AXES.items():
+        if name in metafunc.fixturenames:
+            metafunc.parametrize(name, values(metafunc.config), scope="function")
+
+
+@pytest.fixture(scope="session")
+def trainbench_session(pytestconfig: pytest.Config) -> BenchSession:
+    return pytestconfig.stash[SESSION_KEY]
+
+
+@pytest.fixture
+def trainbench(request: pytest.FixtureRequest, trainbench_session: BenchSession) -> Bench:
+    """Runs workloads through the measured harness and records the results for this test."""
+    try:
+        benchmark = request.getfixturevalue("benchmark")  # pytest-benchmark's fixture
+    except pytest.FixtureLookupError:
+        benchmark = None
+    return Bench(trainbench_session, request.node.nodeid, benchmark)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+    report = yield
+    session = item.config.stash.get(SESSION_KEY, None)
+    if session is not None and report.when == "call" and report.failed:
+        for rec in session.records_by_test.get(item.nodeid, []):
+            if rec.status == "passed":
+                rec.status = "failed"
+                rec.message = _short(report.longreprtext)
+    return report
+
+
+def _short(text: str, limit: int = 500) -> str:
+    lines = [l for l in text.strip().splitlines() if l.startswith("E ")] or text.strip().splitlines()[-3:]
+    return "\n".join(lines)[:limit]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    bench = session.config.stash.get(SESSION_KEY, None)
+    if bench is None or not bench.records:
+        return
+    from plugin.report import write_summary_markdown
+    from plugin.results import write_results
+
+    _environment(bench)
+    write_results(bench.results_path, bench.environment, bench.records)
+    write_summary_markdown(bench.report_path, bench.environment, bench.records, bench.results_path)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    bench = config.stash.get(SESSION_KEY, None)
+    if bench is None or not bench.records:
+        return
+    from plugin.report import summary_table
+
+    tr = terminalreporter
+    tr.write_sep("=", f"trainbench: {len(bench.records)} records on {bench.profile} ({bench.device})")
+    tr.write_line(summary_table(bench.records))
+    tr.write_line(f"results: {bench.results_path}")
+    tr.write_line(f"summary: {bench.report_path}")
