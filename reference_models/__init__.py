@@ -1,0 +1,24 @@
+"""Reference models in plain PyTorch, one self-contained file each (no downloads).
+
+Every model module has the same small surface: a config dataclass, `PRESETS` ("tiny", "full"),
+the model class, `build(size_or_config)`, `forward_flops_per_sample(cfg)` and
+`train_flops_per_sample(cfg)`. `hf_weights` loads local Hugging Face-format checkpoints.
+"""
+
+from reference_models import bert, gpt, resnet
+from reference_models.bert import BertConfig, BertForSequenceClassification, BertModel
+from reference_models.gpt import GPT, GPTConfig
+from reference_models.resnet import ResNet, ResNetConfig
+
+__all__ = [
+    "bert",
+    "gpt",
+    "resnet",
+    "BertConfig",
+    "BertForSequenceClassification",
+    "BertModel",
+    "GPT",
+    "GPTConfig",
+    "ResNet",
+    "ResNetConfig",
+]
