@@ -52,6 +52,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "trainbench: a pytest-trainbench benchmark")
     config.addinivalue_line("markers", "preflight: single-card pipeline validation checks")
+    # torchdata 0.11 calls a deprecated torch API on every loader construction: noise, not news
+    config.addinivalue_line("filterwarnings", "ignore:'set_vital' is deprecated:UserWarning")
     try:
         profile, spec, device = resolve_profile(config.getoption("--gpu"))
         from plugin.workloads import register_workload, workloads
