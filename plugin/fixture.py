@@ -35,6 +35,10 @@ class Bench:
         base.update({k: v for k, v in overrides.items() if v is not None})
         return RunConfig(**base)
 
+    def _benchmark_unused(self) -> None:
+        if self.benchmark is not None:
+            self.benchmark.skipped = True  # no timing for this test: not a misuse of the fixture
+
     def record(self, **fields: Any) -> Record:
         """Add a record for this test (kinds other than training use this directly)."""
         fields.setdefault("test", self.nodeid)
@@ -52,10 +56,12 @@ class Bench:
         try:
             out = run(cfg, peak_flops_per_s=peak, loader=loader)
         except UnsupportedPrecision as exc:
+            self._benchmark_unused()
             self.record(status="skipped", message=str(exc), **common)
             pytest.skip(str(exc))
         except torch.cuda.OutOfMemoryError as exc:
             torch.cuda.empty_cache()
+            self._benchmark_unused()
             msg = (f"out of memory at batch {batch} ({precision}): try --precision=bf16/fp16, a smaller "
                    f"--batch-size with --grad-accum, or activation checkpointing ({str(exc).splitlines()[0]})")
             self.record(status="oom", message=msg, **common)

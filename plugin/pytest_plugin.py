@@ -16,6 +16,7 @@ from plugin.record import Record
 from plugin.session import BenchSession, default_results_path, resolve_profile
 
 SESSION_KEY = pytest.StashKey[BenchSession]()
+_HOOK_WORKLOADS = pytest.StashKey[list]()
 
 # Parametrized axes: a test that requests one of these fixtures gets one case per value.
 AXES: dict[str, Callable[[pytest.Config], list[str]]] = {}
@@ -58,7 +59,14 @@ def pytest_configure(config: pytest.Config) -> None:
         profile, spec, device = resolve_profile(config.getoption("--gpu"))
         from plugin.workloads import register_workload, workloads
 
-        config.hook.pytest_trainbench_register_workloads(register=register_workload)
+        registered: list[str] = []
+
+        def register(workload):
+            registered.append(register_workload(workload).name)
+            return workload
+
+        config.hook.pytest_trainbench_register_workloads(register=register)
+        config.stash[_HOOK_WORKLOADS] = registered
         for name in config.getoption("--workload") or []:
             workloads().get(name)  # unknown name -> error listing the known ones
     except TrainbenchError as exc:
@@ -80,6 +88,14 @@ def pytest_configure(config: pytest.Config) -> None:
         report_path=config.rootpath / config.getoption("--trainbench-report"),
     )
     config.stash[SESSION_KEY] = session
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # workloads a conftest registered through the hook belong to this session only
+    from plugin.workloads import workloads
+
+    for name in config.stash.get(_HOOK_WORKLOADS, []):
+        workloads().unregister(name)
 
 
 def _environment(bench: BenchSession) -> dict[str, Any]:
