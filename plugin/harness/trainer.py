@@ -58,6 +58,7 @@ class Trainer:
         self.scaler = precision.scaler(device)
         self.clock = DeviceClock(device)
         self.steps_done = 0  # optimizer steps taken (checkpointing resumes from it)
+        self.model.train()  # once, as a plain loop does per epoch; callers that eval() switch back
 
     def _no_sync(self, last: bool):
         # DDP: skip the gradient all-reduce on all but the last micro-batch
@@ -71,22 +72,24 @@ class Trainer:
         `marks` (optional) receives one (before_fetch, after_copy) pair per micro-batch: the
         input wait of that micro-batch on the device timeline.
         """
-        self.model.train()
         self.optimizer.zero_grad(set_to_none=True)
-        total = torch.zeros((), device=self.device)
-        for micro in range(self.grad_accum):
+        k = self.grad_accum
+        losses = []
+        for micro in range(k):
             before = self.clock.mark() if marks is not None else None
             batch = to_device(next(self.batches), self.device)
             if marks is not None:
                 marks.append((before, self.clock.mark()))
-            with self._no_sync(micro == self.grad_accum - 1):
+            with self._no_sync(micro == k - 1):
                 with self.precision.autocast(self.device):
-                    loss = self.workload.loss(self.model, batch) / self.grad_accum
+                    loss = self.workload.loss(self.model, batch)
+                    if k > 1:
+                        loss = loss / k  # the mean over all k micro-batches
                 if self.scaler is not None:
                     self.scaler.scale(loss).backward()
                 else:
                     loss.backward()
-            total += loss.detach().float()
+            losses.append(loss.detach())
         if self.scaler is not None:
             self.scaler.step(self.optimizer)
             self.scaler.update()
@@ -95,4 +98,4 @@ class Trainer:
         if self.scheduler is not None:
             self.scheduler.step()
         self.steps_done += 1
-        return total
+        return losses[0].float() if k == 1 else torch.stack(losses).float().sum()

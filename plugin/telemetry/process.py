@@ -19,14 +19,17 @@ class ProcessTelemetry:
         self._sampler = PeriodicSampler(self._sample, hz)
         self.rss_peak = 0
         self._cpu: list[float] = []
+        self._children: list[psutil.Process] | None = None
+        self._hz = hz
 
-    def _rss(self) -> int:
+    def _rss(self, refresh_children: bool = False) -> int:
         rss = self._proc.memory_info().rss
-        try:
-            children = self._proc.children(recursive=True)
-        except psutil.Error:
-            children = []
-        for child in children:
+        if refresh_children or self._children is None:
+            try:  # a scan of /proc: done about once a second, not at every sample
+                self._children = self._proc.children(recursive=True)
+            except psutil.Error:
+                self._children = []
+        for child in self._children:
             try:
                 rss += child.memory_info().rss
             except psutil.Error:  # a worker that just exited
@@ -34,12 +37,13 @@ class ProcessTelemetry:
         return rss
 
     def _sample(self) -> None:
-        self.rss_peak = max(self.rss_peak, self._rss())
+        refresh = len(self._cpu) % max(1, int(self._hz)) == 0
+        self.rss_peak = max(self.rss_peak, self._rss(refresh))
         self._cpu.append(self._proc.cpu_percent(None))
 
     def start(self) -> None:
         self._proc.cpu_percent(None)  # prime: the first call returns 0.0
-        self.rss_peak = self._rss()
+        self.rss_peak = self._rss(refresh_children=True)
         self._sampler.start()
 
     def stop(self) -> dict[str, Any]:

@@ -45,7 +45,7 @@ def _gpt_loss(model, batch):
 
 def _gpt_optimizer(params, size):
     # GPT-3 small / nanoGPT: AdamW 6e-4, betas (0.9, 0.95), wd 0.1
-    return torch.optim.AdamW(params, lr=6e-4 if size == "full" else 1e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    return torch.optim.AdamW(params, lr=6e-4 if size == "full" else 3e-3, betas=(0.9, 0.95), weight_decay=0.1)
 
 
 def _load_hf(model, path):
