@@ -5,14 +5,16 @@ the model class, `build(size_or_config)`, `forward_flops_per_sample(cfg)` and
 `train_flops_per_sample(cfg)`. `hf_weights` loads local Hugging Face-format checkpoints.
 """
 
-from reference_models import bert, gpt, resnet
+from reference_models import bert, gpt, hf_weights, resnet
 from reference_models.bert import BertConfig, BertForSequenceClassification, BertModel
 from reference_models.gpt import GPT, GPTConfig
+from reference_models.hf_weights import config_from_hf, load_hf_weights
 from reference_models.resnet import ResNet, ResNetConfig
 
 __all__ = [
     "bert",
     "gpt",
+    "hf_weights",
     "resnet",
     "BertConfig",
     "BertForSequenceClassification",
@@ -21,4 +23,6 @@ __all__ = [
     "GPTConfig",
     "ResNet",
     "ResNetConfig",
+    "config_from_hf",
+    "load_hf_weights",
 ]
