@@ -210,7 +210,7 @@ def forward_flops_per_sample(cfg: BertConfig | str) -> float:
     Convention: matrix multiplies only, one multiply-add = 2 FLOPs; the attention score
     (Q K^T) and value (P V) matmuls ARE counted (2 x 2 T^2 C per layer, all T x T entries);
     embeddings lookups, LayerNorm, softmax, GELU and dropout are not. The pooler and the head
-    run on the [CLS] token only. bert-base at T=128: about 2.27e10.
+    run on the [CLS] token only. bert-base at T=128: 2.23e10.
     """
     cfg = _config(cfg)
     T, C, F_ = cfg.seq_len, cfg.n_embd, cfg.intermediate_size

@@ -164,8 +164,9 @@ def forward_flops_per_sample(cfg: GPTConfig | str) -> float:
     (Q K^T) and value (P V) matmuls ARE counted over the full T x T square, as the dense kernels
     and FlopCounterMode count them (causality would halve the useful part). The LM head is
     counted (the tied weight is still one matmul per token); embedding lookups, LayerNorm,
-    softmax and GELU are not. Per token this is 2N' + 4 L T C with N' the non-embedding matmul
-    weights, i.e. the Kaplan et al. 2020 / PaLM appendix B count. GPT-2 small: about 2.9e11.
+    softmax and GELU are not. Per token, training (3 x this) is 6N + 12 L T C with N the matmul
+    weights including the LM head: PaLM's count (Chowdhery et al. 2022, appendix B).
+    GPT-2 small: 2.92e11 per 1024-token window.
     """
     cfg = _config(cfg)
     T, C, V = cfg.block_size, cfg.n_embd, cfg.vocab_size
@@ -181,5 +182,5 @@ def forward_flops_per_sample(cfg: GPTConfig | str) -> float:
 
 def train_flops_per_sample(cfg: GPTConfig | str) -> float:
     """Training FLOPs per window = 3 x forward (backward ~ 2 x forward). Same convention as
-    `forward_flops_per_sample`; divide by block_size for FLOPs per token (~6N + 12 L T C)."""
+    `forward_flops_per_sample`; divided by block_size it is FLOPs per token."""
     return 3.0 * forward_flops_per_sample(cfg)
