@@ -57,7 +57,9 @@ class BertConfig:
 
     def __post_init__(self) -> None:
         if self.n_embd % self.n_head:
-            raise ValueError(f"BertConfig: n_embd={self.n_embd} is not a multiple of n_head={self.n_head}")
+            raise ValueError(
+                f"BertConfig: n_embd={self.n_embd} is not a multiple of n_head={self.n_head}"
+            )
         if self.seq_len > self.max_position_embeddings:
             raise ValueError(
                 f"BertConfig: seq_len={self.seq_len} exceeds max_position_embeddings="

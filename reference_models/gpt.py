@@ -47,7 +47,9 @@ class GPTConfig:
 
     def __post_init__(self) -> None:
         if self.n_embd % self.n_head:
-            raise ValueError(f"GPTConfig: n_embd={self.n_embd} is not a multiple of n_head={self.n_head}")
+            raise ValueError(
+                f"GPTConfig: n_embd={self.n_embd} is not a multiple of n_head={self.n_head}"
+            )
 
     @property
     def seq_len(self) -> int:
@@ -136,7 +138,9 @@ class GPT(nn.Module):
         # idx (B, T) int64 token ids -> logits (B, T, vocab_size)
         B, T = idx.shape
         if T > self.cfg.block_size:
-            raise ValueError(f"sequence of {T} tokens is longer than block_size={self.cfg.block_size}")
+            raise ValueError(
+                f"sequence of {T} tokens is longer than block_size={self.cfg.block_size}"
+            )
         pos = torch.arange(T, device=idx.device)
         x = self.drop(self.wte(idx) + self.wpe(pos))  # (B, T, C)
         for block in self.h:

@@ -202,7 +202,8 @@ def load_hf_weights(model: nn.Module, source: Source) -> list[str]:
         head = {k: v for k, v in mapped.items() if k.startswith("classifier.")}
         mapped = {k: v for k, v in mapped.items() if k not in head}
         if isinstance(model, bert.BertForSequenceClassification):
-            expected.update({f"classifier.{k}": v for k, v in model.classifier.state_dict().items()})
+            head_shapes = model.classifier.state_dict()
+            expected.update({f"classifier.{k}": v for k, v in head_shapes.items()})
             optional = {k for k in expected if k.startswith("classifier.")}
             if head and head["classifier.weight"].shape != model.classifier.weight.shape:
                 raise ValueError(
@@ -261,7 +262,9 @@ def _read_file(f: Path) -> dict[str, torch.Tensor]:
     try:
         sd = torch.load(f, map_location="cpu", weights_only=True)  # never unpickle code
     except Exception as e:  # noqa: BLE001  (any unreadable file: say which and why)
-        raise ValueError(f"checkpoint {f} could not be read as a weights-only PyTorch file: {e}") from None
+        raise ValueError(
+            f"checkpoint {f} could not be read as a weights-only PyTorch file: {e}"
+        ) from None
     if not isinstance(sd, Mapping):
         raise ValueError(f"checkpoint {f} holds a {type(sd).__name__}, not a state dict")
     return dict(sd)
@@ -283,37 +286,47 @@ def config_from_hf(path: str | Path, **overrides) -> bert.BertConfig | gpt.GPTCo
         c = json.loads(file.read_text())
     except json.JSONDecodeError as e:
         raise ValueError(f"{file} is not valid JSON: {e}") from None
+    builders = {"bert": _bert_config, "gpt2": _gpt_config}
     kind = c.get("model_type")
-    if kind == "bert":
-        _require(file, c, "hidden_act", ("gelu",))
-        _require(file, c, "position_embedding_type", ("absolute", None))
-        fields = dict(
-            vocab_size=c["vocab_size"], n_layer=c["num_hidden_layers"], n_embd=c["hidden_size"],
-            n_head=c["num_attention_heads"], intermediate_size=c["intermediate_size"],
-            max_position_embeddings=c["max_position_embeddings"],
-            type_vocab_size=c.get("type_vocab_size", 2),
-            layer_norm_eps=c.get("layer_norm_eps", 1e-12),
-            dropout=c.get("hidden_dropout_prob", 0.1),
-            seq_len=min(bert.BertConfig.seq_len, c["max_position_embeddings"]),
-        )
-        if any("SequenceClassification" in a for a in c.get("architectures") or []):
-            fields["num_labels"] = len(c.get("id2label") or {}) or bert.BertConfig.num_labels
-        cfg: bert.BertConfig | gpt.GPTConfig = bert.BertConfig(**fields)
-    elif kind == "gpt2":
-        _require(file, c, "activation_function", ("gelu_new", "gelu_pytorch_tanh"))
-        _require(file, c, "scale_attn_weights", (True,))
-        _require(file, c, "scale_attn_by_inverse_layer_idx", (False,))
-        if c.get("n_inner") not in (None, 4 * c["n_embd"]):
-            raise ValueError(f"{file}: n_inner={c['n_inner']} is not 4 x n_embd; the reference "
-                             "GPT has a 4x MLP")
-        cfg = gpt.GPTConfig(
-            block_size=c["n_positions"], vocab_size=c["vocab_size"], n_layer=c["n_layer"],
-            n_head=c["n_head"], n_embd=c["n_embd"], dropout=c.get("resid_pdrop", 0.0),
-            layer_norm_eps=c.get("layer_norm_epsilon", 1e-5),
-        )
-    else:
+    if kind not in builders:
         raise ValueError(f"{file}: model_type {kind!r} is not supported; expected 'bert' or 'gpt2'")
+    try:
+        cfg = builders[kind](file, c)
+    except KeyError as e:
+        raise ValueError(f"{file}: no {e} entry, which a {kind} config.json has") from None
     return replace(cfg, **overrides) if overrides else cfg
+
+
+def _bert_config(file: Path, c: dict) -> bert.BertConfig:
+    _require(file, c, "hidden_act", ("gelu",))
+    _require(file, c, "position_embedding_type", ("absolute", None))
+    fields = dict(
+        vocab_size=c["vocab_size"], n_layer=c["num_hidden_layers"], n_embd=c["hidden_size"],
+        n_head=c["num_attention_heads"], intermediate_size=c["intermediate_size"],
+        max_position_embeddings=c["max_position_embeddings"],
+        type_vocab_size=c.get("type_vocab_size", 2),
+        layer_norm_eps=c.get("layer_norm_eps", 1e-12),
+        dropout=c.get("hidden_dropout_prob", 0.1),
+        seq_len=min(bert.BertConfig.seq_len, c["max_position_embeddings"]),
+    )
+    # id2label of a base checkpoint is a meaningless default: trust it only from a classifier
+    if any("SequenceClassification" in a for a in c.get("architectures") or []):
+        fields["num_labels"] = len(c.get("id2label") or {}) or bert.BertConfig.num_labels
+    return bert.BertConfig(**fields)
+
+
+def _gpt_config(file: Path, c: dict) -> gpt.GPTConfig:
+    _require(file, c, "activation_function", ("gelu_new", "gelu_pytorch_tanh"))
+    _require(file, c, "scale_attn_weights", (True,))
+    _require(file, c, "scale_attn_by_inverse_layer_idx", (False,))
+    if c.get("n_inner") not in (None, 4 * c["n_embd"]):
+        raise ValueError(f"{file}: n_inner={c['n_inner']} is not 4 x n_embd; the reference "
+                         "GPT has a 4x MLP")
+    return gpt.GPTConfig(
+        block_size=c["n_positions"], vocab_size=c["vocab_size"], n_layer=c["n_layer"],
+        n_head=c["n_head"], n_embd=c["n_embd"], dropout=c.get("resid_pdrop", 0.0),
+        layer_norm_eps=c.get("layer_norm_epsilon", 1e-5),
+    )
 
 
 def _require(file: Path, c: dict, key: str, allowed: tuple) -> None:

@@ -20,6 +20,16 @@ transformers = pytest.importorskip("transformers")
 F64 = dict(rtol=1e-10, atol=1e-10)
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    # on the shared 2-core CI machine two intra-op threads fight other processes for cores and
+    # run ~10x slower than one; one thread keeps these tests fast and their timing steady
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _hf_bert_config(**kw):
     base = dict(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                 intermediate_size=64, max_position_embeddings=40, type_vocab_size=2)
@@ -101,7 +111,7 @@ def test_gpt_loads_a_bare_gpt2model_state_dict_too():
     torch.testing.assert_close(ours.h[1].attn.c_attn.weight, hf.h[1].attn.c_attn.weight.t())
 
 
-# ---- the --weights PATH route: save_pretrained directory -> config_from_hf -> load ----------------
+# ---- the --weights PATH route: save_pretrained directory -> config_from_hf -> load ---------------
 
 
 def test_bert_from_a_save_pretrained_directory(tmp_path):
@@ -195,4 +205,8 @@ def test_bad_paths_and_configs_say_what_is_wrong(tmp_path):
     cfg = _hf_bert_config(hidden_act="relu").to_dict()
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(ValueError, match="hidden_act='relu'"):
+        config_from_hf(tmp_path)
+    del cfg["hidden_act"], cfg["vocab_size"]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match="no 'vocab_size' entry"):
         config_from_hf(tmp_path)
