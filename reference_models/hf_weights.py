@@ -141,8 +141,8 @@ def _describe(sd: Mapping[str, torch.Tensor], family: str) -> str:
 def _fix_hint(where: str) -> str:
     if where == "a state dict":
         return "build the model with the checkpoint's config (config_from_hf) or a matching size"
-    return (f"build the model from the checkpoint's own shape (config_from_hf({where!r}), which "
-            "--weights does) or pick a matching --size")
+    return (f"pick the --size that matches the checkpoint, or build the model from its own "
+            f"config.json with config_from_hf({where!r})")
 
 
 def _check(target: dict[str, torch.Tensor], expected: Mapping[str, torch.Tensor],
