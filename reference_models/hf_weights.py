@@ -126,6 +126,19 @@ def hf_to_reference(sd: StateDict, family: str) -> tuple[dict[str, torch.Tensor]
     return out, unmapped
 
 
+def _hf_name(ours: str, family: str) -> str:
+    """The Hugging Face name of one of our keys, for error messages ('name (ours: x)')."""
+    if family == "gpt" or ours.startswith("classifier."):
+        return ours
+    stem, _, leaf = ours.rpartition(".")
+    if m := re.match(r"layers\.(\d+)\.(.+)$", stem):
+        inverse = {v: k for k, v in _BERT_LAYER.items()}
+        hf = f"encoder.layer.{m.group(1)}.{inverse.get(m.group(2), m.group(2))}.{leaf}"
+    else:
+        hf = f"{ {v: k for k, v in _BERT_TOP.items()}.get(stem, stem)}.{leaf}"
+    return f"{hf} (ours: {ours})"
+
+
 def _describe(sd: Mapping[str, torch.Tensor], family: str) -> str:
     """'n_layer=24, n_embd=1024, vocab=30522 (BERT-large)' from our names, or ''."""
     emb = sd.get("word_emb.weight" if family == "bert" else "wte.weight")
@@ -155,14 +168,14 @@ def _check(target: dict[str, torch.Tensor], expected: Mapping[str, torch.Tensor]
         return
     lines = [f"checkpoint {where} does not fit the {'BERT' if family == 'bert' else 'GPT'} model:"]
     if wrong:
-        lines.append("  shape mismatch (name: checkpoint vs model): " + "; ".join(
-            f"{k}: {a} vs {b}" for k, a, b in wrong[:5]) + (" ..." if len(wrong) > 5 else ""))
-    if missing:
-        lines.append(f"  missing from the checkpoint ({len(missing)}): {', '.join(missing[:5])}"
-                     + (" ..." if len(missing) > 5 else ""))
-    if unexpected:
-        lines.append(f"  not in the model ({len(unexpected)}): {', '.join(unexpected[:5])}"
-                     + (" ..." if len(unexpected) > 5 else ""))
+        lines.append(f"  shape mismatch, checkpoint vs model ({len(wrong)}):")
+        lines += [f"    {_hf_name(k, family)}: {a} vs {b}" for k, a, b in wrong[:4]]
+        lines += ["    ..."] if len(wrong) > 4 else []
+    for what, keys in (("missing from the checkpoint", missing), ("not in the model", unexpected)):
+        if keys:
+            lines.append(f"  {what} ({len(keys)}): "
+                         + ", ".join(_hf_name(k, family) for k in keys[:3])
+                         + (" ..." if len(keys) > 3 else ""))
     ckpt, model = _describe(target, family), _describe(expected, family)
     if ckpt and model and ckpt != model:
         lines.append(f"  the checkpoint is {ckpt}; the model is {model}")

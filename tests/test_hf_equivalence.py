@@ -164,7 +164,7 @@ def test_wrong_width_is_reported_with_keys_shapes_and_fix(tmp_path):
         load_hf_weights(ours, tmp_path)
     msg = str(err.value)
     assert str(tmp_path) in msg
-    assert "word_emb.weight: (120, 48) vs (120, 32)" in msg
+    assert "embeddings.word_embeddings.weight (ours: word_emb.weight): (120, 48) vs (120, 32)" in msg
     assert "n_embd=48" in msg and "n_embd=32" in msg
     assert "config_from_hf" in msg and "--size" in msg
 
