@@ -150,11 +150,11 @@ class BertModel(nn.Module):
         x = self.drop(self.ln_emb(x))  # (B, T, C)
         bias = None
         if attention_mask is not None:
-            # (B, T) 1 = token, 0 = padding -> additive bias (B, 1, 1, T): padded keys get the
-            # dtype's most negative value, as HF does, so a fully padded row stays finite
-            keep = attention_mask[:, None, None, :].to(torch.bool)
-            bias = torch.zeros(keep.shape, dtype=x.dtype, device=x.device)
-            bias = bias.masked_fill(~keep, torch.finfo(x.dtype).min)
+            # (B, T) 1 = token, 0 = padding -> additive bias (B, 1, 1, T) on the scores.
+            # -10000 as in Google's BERT (modeling.py): exp underflows to exactly 0 in fp32/fp64,
+            # and unlike -inf or float32's min it stays finite when autocast casts it to fp16
+            keep = attention_mask[:, None, None, :].to(x.dtype)
+            bias = (1.0 - keep) * -10000.0
         for layer in self.layers:
             x = layer(x, bias)
         pooled = torch.tanh(self.pooler(x[:, 0]))  # [CLS] token -> (B, C)
