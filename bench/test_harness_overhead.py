@@ -48,6 +48,15 @@ def _plain_loop(batches) -> float:
 
 
 def test_plugin_throughput_matches_a_plain_loop(trainbench):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # both sides alike, and no intra-op threads fighting over 2 cores
+    try:
+        _compare(trainbench)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _compare(trainbench):
     batches = _batches()
     cfg = RunConfig(workload="gpt-small", size="tiny", batch_size=BATCH, steps=STEPS, warmup=WARMUP, device="cpu")
     plain, harness = [], []

@@ -1,4 +1,9 @@
+import torch
 import torch._dynamo  # noqa: F401
+
+# One intra-op thread: the tests check behaviour, not speed, and two threads on a shared 2-core
+# machine oversubscribe it (measured: a 2-thread tiny GPT step ran ~12x slower under load).
+torch.set_num_threads(1)
 
 pytest_plugins = ["pytester"]
 

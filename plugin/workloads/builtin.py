@@ -51,7 +51,10 @@ def _gpt_optimizer(params, size):
 def _load_hf(model, path):
     from reference_models.hf_weights import load_hf_weights
 
-    load_hf_weights(model, path)
+    try:
+        load_hf_weights(model, path)
+    except (ValueError, OSError) as exc:
+        raise InputError(f"--weights={path}: {exc}") from None
 
 
 def _cfg(module, size):
