@@ -138,3 +138,30 @@ def test_no_benchmarks_no_files(pytester):
     pytester.makepyfile(test_plain="def test_x():\n    assert 1 + 1 == 2\n")
     pytester.runpytest().assert_outcomes(passed=1)
     assert not (pytester.path / "reports").exists()
+
+
+def test_weights_start_fine_tuning_from_a_local_hf_checkpoint(pytester):
+    """--weights PATH: a local Hugging Face-format checkpoint, mapped onto our BERT; no download."""
+    transformers = pytest.importorskip("transformers")
+    from reference_models import bert
+
+    tiny = bert.PRESETS["tiny"]
+    hf = transformers.BertForSequenceClassification(transformers.BertConfig(
+        vocab_size=tiny.vocab_size, hidden_size=tiny.n_embd, num_hidden_layers=tiny.n_layer,
+        num_attention_heads=tiny.n_head, intermediate_size=tiny.intermediate_size,
+        max_position_embeddings=tiny.max_position_embeddings, num_labels=tiny.num_labels))
+    hf.save_pretrained(pytester.path / "ckpt")
+    pytester.makepyfile(test_bench=BENCH)
+    result = pytester.runpytest(*FAST, "--workload=bert-base", f"--weights={pytester.path / 'ckpt'}")
+    result.assert_outcomes(passed=1)
+    (rec,) = _results(pytester).records
+    assert rec.config["weights"].endswith("ckpt")
+
+    wrong = transformers.BertModel(transformers.BertConfig(
+        vocab_size=tiny.vocab_size, hidden_size=2 * tiny.n_embd, num_hidden_layers=tiny.n_layer,
+        num_attention_heads=tiny.n_head, intermediate_size=tiny.intermediate_size,
+        max_position_embeddings=tiny.max_position_embeddings))
+    wrong.save_pretrained(pytester.path / "wrong")
+    result = pytester.runpytest(*FAST, "--workload=bert-base", f"--weights={pytester.path / 'wrong'}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*--weights=*wrong*"])
