@@ -21,16 +21,6 @@ from reference_models import bert, gpt, resnet
 FAMILIES = {"resnet": resnet, "bert": bert, "gpt": gpt}
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # on the shared 2-core CI machine two intra-op threads fight other processes for cores and
-    # run ~10x slower than one; one thread keeps these tests fast and their timing steady
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _batch(family: str, cfg, n: int, device: str) -> tuple[torch.Tensor, ...]:
     g = None if device == "meta" else torch.Generator().manual_seed(0)
     if family == "resnet":

@@ -20,16 +20,6 @@ transformers = pytest.importorskip("transformers")
 F64 = dict(rtol=1e-10, atol=1e-10)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # on the shared 2-core CI machine two intra-op threads fight other processes for cores and
-    # run ~10x slower than one; one thread keeps these tests fast and their timing steady
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _hf_bert_config(**kw):
     base = dict(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                 intermediate_size=64, max_position_embeddings=40, type_vocab_size=2)

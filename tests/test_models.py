@@ -11,16 +11,6 @@ from reference_models import bert, gpt, resnet
 FAMILIES = {"resnet": resnet, "bert": bert, "gpt": gpt}
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # on the shared 2-core CI machine two intra-op threads fight other processes for cores and
-    # run ~10x slower than one; one thread keeps these tests fast and their timing steady
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _count(module: torch.nn.Module) -> int:
     # parameters() yields a tied tensor once, so GPT's wte/lm_head is counted once
     return sum(p.numel() for p in module.parameters())
