@@ -99,6 +99,9 @@ def add_options(parser: pytest.Parser) -> None:
                     help="results file to write (default reports/results/<time>-<host>.json)")
     group.addoption("--trainbench-report", default="reports/latest.md", metavar="PATH",
                     help="markdown summary written at session end (default reports/latest.md)")
+    from plugin.distributed.options import add_options as add_distributed_options
+
+    add_distributed_options(group)  # --topology, --nproc, --ddp-bucket-mb, --dist-timeout
 
 
 def usage_error(exc: InputError | argparse.ArgumentTypeError) -> pytest.UsageError:

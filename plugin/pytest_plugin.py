@@ -9,6 +9,7 @@ from typing import Any, Callable
 import pytest
 
 from plugin import hookspec
+from plugin.distributed.fixture import trainbench_dist  # noqa: F401  (fixture)
 from plugin.errors import TrainbenchError
 from plugin.fixture import Bench
 from plugin.options import add_options
@@ -40,6 +41,11 @@ def _workloads(config: pytest.Config) -> list[str]:
 @_axis("tb_precision")
 def _precisions(config: pytest.Config) -> list[str]:
     return config.getoption("--precision") or ["fp32"]
+
+
+@_axis("tb_topology")
+def _topologies(config: pytest.Config) -> list[str]:
+    return config.getoption("--topology") or ["default"]
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

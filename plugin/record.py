@@ -75,4 +75,6 @@ class Record:
             self.world_size,
             self.gpu,
             self.test,
+            self.config.get("op"),  # collective records: one per op and size in one test
+            self.config.get("size_bytes"),
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from torch.utils.data import Dataset
+from torch.utils.data import Dataset, Sampler
 from torchdata.stateful_dataloader import StatefulDataLoader
 
 __all__ = ["LoaderConfig", "make_loader"]
@@ -24,14 +24,16 @@ class LoaderConfig:
     drop_last: bool = True  # every step sees a full batch: constant samples per step
 
 
-def make_loader(dataset: Dataset, cfg: LoaderConfig) -> StatefulDataLoader:
+def make_loader(dataset: Dataset, cfg: LoaderConfig, sampler: Sampler | None = None) -> StatefulDataLoader:
+    """`sampler` (e.g. a DistributedSampler: this rank's share) replaces cfg.shuffle/seed."""
     generator = torch.Generator()
     generator.manual_seed(cfg.seed)
     workers = cfg.num_workers > 0
     return StatefulDataLoader(
         dataset,
         batch_size=cfg.batch_size,
-        shuffle=cfg.shuffle,
+        shuffle=cfg.shuffle if sampler is None else None,
+        sampler=sampler,
         generator=generator,
         num_workers=cfg.num_workers,
         prefetch_factor=cfg.prefetch_factor if workers else None,

@@ -1,0 +1,95 @@
+"""The `trainbench_dist` fixture: launches the distributed workers with torchrun for the current
+test and folds rank 0's result into the session's records (results file at session end)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from plugin.distributed.ddp import default_world_sizes
+from plugin.distributed.fold import collective_records, ddp_records
+from plugin.distributed.launch import Launch, LaunchResult, RankFailure, launch
+from plugin.distributed.topology import Topology, parse_topology
+from plugin.fixture import Bench
+from plugin.record import Record
+
+__all__ = ["DistBench", "trainbench_dist"]
+
+
+class DistBench:
+    def __init__(self, bench: Bench, config: pytest.Config):
+        self.bench = bench
+        s = bench.session
+        self.backend = "nccl" if s.on_gpu else "gloo"
+        gpus = torch.cuda.device_count() if s.on_gpu else 0
+        nproc = config.getoption("--nproc")
+        if s.on_gpu and nproc is not None and nproc > gpus:
+            raise pytest.UsageError(f"--nproc={nproc} but this node has {gpus} GPUs: NCCL needs one GPU per rank")
+        self.nproc = nproc or (gpus if s.on_gpu else 2)
+        self.timeout_s = config.getoption("--dist-timeout")
+        self.bucket_mb = config.getoption("--ddp-bucket-mb")
+
+    def _topology(self, name: str, **fields: Any) -> Topology:
+        topo = parse_topology(name)
+        if not topo.applies_to(self.backend):
+            msg = (f"topology {topo.name!r} sets {', '.join(f'{k}={v}' for k, v in topo.env.items())}, which only "
+                   f"NCCL reads; this run uses {self.backend} (no CUDA GPU), where it would equal 'default'")
+            self.bench.record(status="skipped", message=msg, topology=topo.name, world_size=self.nproc, **fields)
+            pytest.skip(msg)
+        return topo
+
+    def _launch(self, module: str, args: list[str], topo: Topology, **fields: Any) -> LaunchResult:
+        out = Path(tempfile.mkdtemp(prefix=f"trainbench-{module.rsplit('.', 1)[-1]}-"))
+        args = [*args, "--backend", self.backend, "--timeout", f"{self.timeout_s:g}"]
+        try:
+            return launch(Launch(module, args, self.nproc, out, self.timeout_s, dict(topo.env)))
+        except RankFailure as exc:
+            failure = exc
+        self.bench.record(status="failed", message=str(failure).split("\n--- last lines")[0], topology=topo.name,
+                          world_size=self.nproc, config={"failed_ranks": failure.ranks, "timed_out": failure.timed_out,
+                                                         "log": str(failure.log_path)}, **fields)
+        pytest.fail(str(failure), pytrace=False)
+
+    def collectives(self, topology: str = "default", **worker_args: Any) -> list[Record]:
+        """Collective sweep on --nproc ranks: one record per op and size (kind "collective").
+
+        `worker_args` go to plugin.distributed.collectives as flags: ops="all_reduce",
+        max_bytes=2**20, trials=5 -> --ops all_reduce --max-bytes 1048576 --trials 5.
+        """
+        topo = self._topology(topology, kind="collective")
+        res = self._launch("plugin.distributed.collectives", _flags(worker_args), topo, kind="collective")
+        return [self.bench.record(**fields) for fields in collective_records(res.result, topo.name)]
+
+    def ddp(self, workload: str, topology: str = "default", precision: str = "fp32",
+            world_sizes: list[int] | None = None, **worker_args: Any) -> list[Record]:
+        """DDP training at 1, 2, 4, ... --nproc ranks (one launch): one record per world size
+        (kind "ddp"), per-rank batch fixed unless batch_mode="global" is passed."""
+        s = self.bench.session
+        fields = dict(kind="ddp", workload=workload, size=s.size, precision=precision)
+        topo = self._topology(topology, **fields)
+        args = dict(workload=workload, size=s.size, precision=precision, steps=s.steps, warmup=s.warmup,
+                    grad_accum=s.grad_accum, seed=s.seed, batch_size=s.batch_size, bucket_mb=self.bucket_mb,
+                    world_sizes=",".join(map(str, world_sizes or default_world_sizes(self.nproc))))
+        args.update(worker_args)
+        res = self._launch("plugin.distributed.ddp", _flags(args), topo, **fields)
+        return [self.bench.record(**fields) for fields in ddp_records(res.result, topo.name)]
+
+
+def _flags(args: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for key, value in args.items():
+        flag = "--" + key.replace("_", "-")
+        if value is None or value is False:
+            continue
+        out += [flag] if value is True else [flag, str(value)]
+    return out
+
+
+@pytest.fixture
+def trainbench_dist(request: pytest.FixtureRequest, trainbench_session: Any) -> DistBench:
+    """Distributed benchmarks (torchrun subprocesses) recorded for this test."""
+    return DistBench(Bench(trainbench_session, request.node.nodeid), request.config)
