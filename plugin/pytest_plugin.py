@@ -177,6 +177,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     tr = terminalreporter
     tr.write_sep("=", f"trainbench: {len(bench.records)} records on {bench.profile} ({bench.device})")
-    tr.write_line(summary_table(bench.records))
+    tr.write_line(summary_table([r for r in bench.records if r.kind != "collective"]))
+    from plugin.distributed.table import distributed_tables
+
+    if dist_tables := distributed_tables(bench.records):
+        tr.write_line("\n" + dist_tables)
     tr.write_line(f"results: {bench.results_path}")
     tr.write_line(f"summary: {bench.report_path}")

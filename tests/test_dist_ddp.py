@@ -8,6 +8,7 @@ import torch
 from plugin.distributed.ddp import params_file
 from plugin.distributed.fold import ddp_records
 from plugin.distributed.launch import Launch, launch
+from plugin.results import load_results
 from plugin.workloads import get_workload
 
 STEPS, WARMUP, GLOBAL_BATCH = 4, 1, 8
@@ -18,7 +19,7 @@ def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("ddp")
     args = ["--workload", "gpt-small", "--size", "tiny", "--world-sizes", "1,2", "--batch-mode", "global",
             "--batch-size", str(GLOBAL_BATCH), "--steps", str(STEPS), "--warmup", str(WARMUP),
-            "--save-params", "--backend", "gloo", "--bucket-mb", "1"]
+            "--save-params", "--backend", "gloo", "--bucket-mb", "1", "--results", str(out / "results.json")]
     return launch(Launch("plugin.distributed.ddp", args, 2, out, timeout_s=300)), out
 
 
@@ -57,3 +58,11 @@ def test_each_world_size_records_throughput_efficiency_and_exposed_comm(run):
     # the same samples in the same order: the global-batch losses agree step by step
     assert one["config"]["losses"] == pytest.approx(two["config"]["losses"], rel=1e-4)
     assert len(res.ranks) == 2 and res.ranks[1]["runs"]["2"]["per_rank_batch"] == GLOBAL_BATCH // 2
+
+
+def test_rank_zero_writes_a_results_file_as_on_multi_node_runs(run):
+    _, out = run  # --results: what each node's torchrun does without a pytest process around it
+    res = load_results(out / "results.json")
+    assert [(r.kind, r.world_size, r.status) for r in res.records] == [("ddp", 1, "passed"), ("ddp", 2, "passed")]
+    assert all(r.test == "torchrun -m plugin.distributed.ddp" and r.gpu == "cpu" for r in res.records)
+    assert res.environment["torch"] == torch.__version__

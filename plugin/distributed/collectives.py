@@ -56,7 +56,8 @@ def size_sweep(min_bytes: int, max_bytes: int, factor: int) -> list[int]:
 
 def _pattern(count: int, rank: int, dtype: torch.dtype, device: torch.device, offset: int = 0) -> torch.Tensor:
     # small integers: exact in fp32, and in fp16/bf16 for a few ranks; (rank + 1) + (i mod 13)
-    return ((torch.arange(offset, offset + count, device=device) % 13) + (rank + 1)).to(dtype)
+    # int32 indices: half the transient memory of int64 on a 1 GiB buffer (counts stay < 2**31)
+    return ((torch.arange(offset, offset + count, device=device, dtype=torch.int32) % 13) + (rank + 1)).to(dtype)
 
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -92,13 +93,13 @@ class _Case:
     def check(self) -> bool:
         n, r, dev, dt = self.ctx.world_size, self.ctx.rank, self.ctx.device, self.dtype
         if self.op == "all_reduce":
-            want = (torch.arange(self.count, device=dev) % 13) * n + n * (n + 1) // 2
+            want = (torch.arange(self.count, device=dev, dtype=torch.int32) % 13) * n + n * (n + 1) // 2
             return _close(self.buf, want.to(dt))
         if self.op == "all_gather":
             return all(_close(self.buf[q * self.share:(q + 1) * self.share], _pattern(self.share, q, dt, dev))
                        for q in range(n))
         if self.op == "reduce_scatter":
-            base = torch.arange(r * self.share, (r + 1) * self.share, device=dev) % 13
+            base = torch.arange(r * self.share, (r + 1) * self.share, device=dev, dtype=torch.int32) % 13
             return _close(self.buf, (base * n + n * (n + 1) // 2).to(dt))
         return _close(self.buf, _pattern(self.count, 0, dt, dev))
 

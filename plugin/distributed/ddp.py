@@ -42,7 +42,7 @@ from plugin.data import LoaderConfig, make_loader
 from plugin.distributed.topology import detect_topology, effective_nccl_env
 from plugin.distributed.worker import FaultPoint, RankContext, init_ranks
 from plugin.harness.measure import Measurement, measure
-from plugin.harness.run import RunConfig, _auto_workers, build_trainer
+from plugin.harness.run import RunConfig, build_trainer
 from plugin.workloads import get_workload
 
 __all__ = ["main", "default_world_sizes", "params_file"]
@@ -59,6 +59,16 @@ def default_world_sizes(world: int) -> list[int]:
 
 def params_file(out: str | os.PathLike, k: int) -> str:
     return os.path.join(out, f"params_world{k}.pt")
+
+
+def _workers(ctx: RankContext) -> int:
+    """Loader workers per rank: 0 on CPU (they would steal the cores the ranks compute on);
+    on GPUs up to 4, sharing the node's cores among its ranks."""
+    if ctx.device.type != "cuda":
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", ctx.world_size))
+    return max(1, min(4, cores // local_ranks - 1))
 
 
 def _per_rank_batch(args: argparse.Namespace, k: int, default: int) -> int:
@@ -79,7 +89,7 @@ def _train(args: argparse.Namespace, ctx: RankContext, k: int, group: Any, fault
     dataset = workload.dataset(args.size, n, args.seed)
     sampler = DistributedSampler(dataset, num_replicas=k, rank=ctx.rank, shuffle=True, seed=args.seed, drop_last=True)
     cuda = ctx.device.type == "cuda"
-    workers = _auto_workers(ctx.device) if args.num_workers is None else args.num_workers
+    workers = _workers(ctx) if args.num_workers is None else args.num_workers
     loader = make_loader(dataset, LoaderConfig(batch_size=b, num_workers=workers, pin_memory=cuda), sampler)
     cfg = RunConfig(workload=args.workload, size=args.size, precision=args.precision, batch_size=b,
                     steps=args.steps, warmup=args.warmup, grad_accum=args.grad_accum, seed=args.seed,
