@@ -3,6 +3,7 @@ test and folds rank 0's result into the session's records (results file at sessi
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ class DistBench:
         topo = parse_topology(name)
         if not topo.applies_to(self.backend):
             msg = (f"topology {topo.name!r} sets {', '.join(f'{k}={v}' for k, v in topo.env.items())}, which only "
-                   f"NCCL reads; this run uses {self.backend} (no CUDA GPU), where it would equal 'default'")
+                   f"NCCL reads; this run uses {self.backend} (a CPU run), where it would equal 'default'")
             self.bench.record(status="skipped", message=msg, topology=topo.name, world_size=self.nproc, **fields)
             pytest.skip(msg)
         return topo
@@ -46,9 +47,12 @@ class DistBench:
         out = Path(tempfile.mkdtemp(prefix=f"trainbench-{module.rsplit('.', 1)[-1]}-"))
         args = [*args, "--backend", self.backend, "--timeout", f"{self.timeout_s:g}"]
         try:
-            return launch(Launch(module, args, self.nproc, out, self.timeout_s, dict(topo.env)))
+            result = launch(Launch(module, args, self.nproc, out, self.timeout_s, dict(topo.env)))
         except RankFailure as exc:
-            failure = exc
+            failure = exc  # the directory stays: the message points at its log
+        else:
+            shutil.rmtree(out, ignore_errors=True)  # everything needed is in `result` now
+            return result
         self.bench.record(status="failed", message=str(failure).split("\n--- last lines")[0], topology=topo.name,
                           world_size=self.nproc, config={"failed_ranks": failure.ranks, "timed_out": failure.timed_out,
                                                          "log": str(failure.log_path)}, **fields)
