@@ -176,3 +176,41 @@ def test_a_killed_rank_beats_the_peer_torchrun_calls_root_cause():
     assert ranks == [2, 5]
     assert words.startswith("rank 2 (local rank 0 on host node7) was killed by signal 9 (SIGKILL) (first failure)")
     assert words.endswith("then rank 5 failed after losing a peer")
+
+
+def test_fault_point_fires_on_its_rank_at_its_step_only():
+    from plugin.distributed.worker import FaultPoint
+
+    batches = FaultPoint(1, "raise:1@2").wrap(iter(range(10)))  # DDP: one point per micro-batch fetch
+    assert [next(batches), next(batches)] == [0, 1]
+    with pytest.raises(RuntimeError, match="injected failure at fault point 2"):
+        next(batches)
+    other = FaultPoint(0, "raise:1@2")
+    for _ in range(5):
+        other()  # rank 0 never fails
+    with pytest.raises(ValueError, match="MODE:RANK@STEP"):
+        FaultPoint(0, "kill-rank-1")
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_collective_checks_accept_the_right_values_and_catch_a_wrong_one(op):
+    import types
+
+    import torch
+
+    from plugin.distributed.collectives import _Case, _pattern
+
+    ctx = types.SimpleNamespace(world_size=2, rank=1, device=torch.device("cpu"))
+    case = _Case(op, 26, ctx, torch.float32)  # buffers as rank 1 holds them before the call
+    share = 13
+    right = {
+        "all_reduce": _pattern(26, 0, torch.float32, ctx.device) + _pattern(26, 1, torch.float32, ctx.device),
+        "all_gather": torch.cat([_pattern(share, 0, torch.float32, ctx.device), _pattern(share, 1, torch.float32, ctx.device)]),
+        "reduce_scatter": (_pattern(26, 0, torch.float32, ctx.device) + _pattern(26, 1, torch.float32, ctx.device))[share:],
+        "broadcast": _pattern(26, 0, torch.float32, ctx.device),
+    }[op]
+    assert not case.check()  # nothing was communicated yet
+    case.buf.copy_(right)
+    assert case.check()
+    case.buf[-1] += 1
+    assert not case.check()

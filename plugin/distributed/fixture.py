@@ -53,9 +53,14 @@ class DistBench:
         else:
             shutil.rmtree(out, ignore_errors=True)  # everything needed is in `result` now
             return result
-        self.bench.record(status="failed", message=str(failure).split("\n--- last lines")[0], topology=topo.name,
+        message = str(failure).split("\n--- last lines")[0]
+        # a rank out of device memory is a result about the configuration (as in Bench.train)
+        oom = "OutOfMemoryError" in message or "CUDA out of memory" in message
+        self.bench.record(status="oom" if oom else "failed", message=message, topology=topo.name,
                           world_size=self.nproc, config={"failed_ranks": failure.ranks, "timed_out": failure.timed_out,
                                                          "log": str(failure.log_path)}, **fields)
+        if oom:
+            pytest.xfail(f"{message}; try a smaller --batch-size or --precision=bf16")
         pytest.fail(str(failure), pytrace=False)
 
     def collectives(self, topology: str = "default", **worker_args: Any) -> list[Record]:
