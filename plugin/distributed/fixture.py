@@ -4,8 +4,6 @@ test and folds rank 0's result into the session's records (results file at sessi
 from __future__ import annotations
 
 import shutil
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +20,9 @@ __all__ = ["DistBench", "trainbench_dist"]
 
 
 class DistBench:
-    def __init__(self, bench: Bench, config: pytest.Config):
+    def __init__(self, bench: Bench, config: pytest.Config, tmp: pytest.TempPathFactory):
         self.bench = bench
+        self.tmp = tmp  # launch directories: pytest keeps the last few sessions' (logs of failures)
         s = bench.session
         self.backend = "nccl" if s.on_gpu else "gloo"
         gpus = torch.cuda.device_count() if s.on_gpu else 0
@@ -44,7 +43,7 @@ class DistBench:
         return topo
 
     def _launch(self, module: str, args: list[str], topo: Topology, **fields: Any) -> LaunchResult:
-        out = Path(tempfile.mkdtemp(prefix=f"trainbench-{module.rsplit('.', 1)[-1]}-"))
+        out = self.tmp.mktemp(module.rsplit(".", 1)[-1])
         args = [*args, "--backend", self.backend, "--timeout", f"{self.timeout_s:g}"]
         try:
             result = launch(Launch(module, args, self.nproc, out, self.timeout_s, dict(topo.env)))
@@ -99,6 +98,7 @@ def _flags(args: dict[str, Any]) -> list[str]:
 
 
 @pytest.fixture
-def trainbench_dist(request: pytest.FixtureRequest, trainbench_session: Any) -> DistBench:
+def trainbench_dist(request: pytest.FixtureRequest, trainbench_session: Any,
+                    tmp_path_factory: pytest.TempPathFactory) -> DistBench:
     """Distributed benchmarks (torchrun subprocesses) recorded for this test."""
-    return DistBench(Bench(trainbench_session, request.node.nodeid), request.config)
+    return DistBench(Bench(trainbench_session, request.node.nodeid), request.config, tmp_path_factory)
