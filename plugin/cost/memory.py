@@ -166,13 +166,13 @@ def estimate_memory(workload, size: str, precision: str = "fp32", trace_device: 
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     device = trace_device or ("cuda" if torch.cuda.is_available() else "cpu")
-    b1, b2 = 1, 3
+    b1, b2 = 2, 4  # two batch sizes (>1: BatchNorm refuses one value per channel)
     real = {b: _batch(workload, size, b) for b in (b1, b2)}
-    mode = FakeTensorMode()
+    mode = FakeTensorMode(allow_non_fake_inputs=True)  # module-level constants (e.g. ImageNet mean) stay real
     with mode, torch.device(device):
         model = workload.model(size)
         model.train()
-        optimizer = workload.optimizer(model.parameters())
+        optimizer = workload.optimizer(model.parameters(), size)
         params, grads, opt, desc = state_bytes(model, optimizer)
         count = sum(p.numel() for p in {id(p): p for p in model.parameters() if p.requires_grad}.values())
 
