@@ -1,0 +1,63 @@
+"""Bar charts of cost and time per epoch per GPU, as PNG bytes (embedded in the HTML page).
+
+One bar per GPU profile: its cheapest priced instance for cost, one GPU for time. Projected
+bars are hatched and say so in the legend; measured bars are solid.
+"""
+
+from __future__ import annotations
+
+import io
+
+from plugin.select.rows import Group
+
+__all__ = ["group_chart_png"]
+
+
+def _per_gpu(group: Group, spot: bool):
+    best = {}
+    for row in group.rows:
+        if row.samples_per_s is None:
+            continue
+        cost = row.rank_cost(spot)
+        cur = best.get(row.gpu)
+        if cur is None or (cost is not None and (cur.rank_cost(spot) is None or cost < cur.rank_cost(spot))):
+            best[row.gpu] = row
+    return sorted(best.values(), key=lambda r: (r.rank_cost(spot) is None, r.rank_cost(spot) or 0.0))
+
+
+def group_chart_png(group: Group, spot: bool = False) -> bytes | None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+    from matplotlib.patches import Patch
+
+    rows = _per_gpu(group, spot)
+    if not rows or group.epoch_samples is None:
+        return None
+    names = [r.gpu for r in rows]
+    cost = [r.rank_cost(spot) or 0.0 for r in rows]
+    hours = [group.epoch_samples / (r.samples_per_s / r.gpu_count) / 3600 for r in rows]
+    hatch = [None if r.measured else "//" for r in rows]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 0.45 * len(rows) + 1.8), dpi=90)
+    for ax, values, title in (
+        (ax1, cost, f"{'expected spot' if spot else 'on-demand'} USD per epoch (cheapest instance)"),
+        (ax2, hours, "hours per epoch on one GPU"),
+    ):
+        bars = ax.barh(names, values, color=["#2c7fb8" if r.measured else "#a6bddb" for r in rows])
+        for bar, h in zip(bars, hatch):
+            bar.set_hatch(h)
+        ax.invert_yaxis()
+        ax.set_title(title, fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+    for name, r in zip(names, rows):
+        if r.rank_cost(spot) is None:
+            ax1.annotate("n/a", (0, names.index(name)), va="center", fontsize=8)
+    ax2.legend(handles=[Patch(color="#2c7fb8", label="measured"), Patch(facecolor="#a6bddb", hatch="//", label="projected")],
+               loc="lower right", fontsize=8)
+    fig.suptitle(f"{group.workload} ({group.size}, {group.precision})", fontsize=11)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()

@@ -1,0 +1,86 @@
+"""`trainbench select RESULTS... [--workload W] [--spot] [--clouds aws,gcp] [--out DIR]`.
+
+Writes `select.md` and `select.html` (charts embedded, one self-contained page) under --out and
+prints the markdown. Exit 0, or 2 with a message on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from plugin.atomic import atomic_write_text
+from plugin.catalog.gpus import CATALOG_DATE
+from plugin.catalog.prices import PRICE_MODES, PRICES_ENV, load_prices, packaged_prices
+from plugin.cost.spot import SpotAssumptions
+from plugin.results import load_results
+from plugin.select.render import render_html, render_markdown
+from plugin.select.rows import SelectConfig, build_groups
+
+__all__ = ["add_parser", "run", "parse_clouds", "positive_float"]
+
+KNOWN_CLOUDS = ("aws", "gcp", "azure", "alibaba", "tencent")
+
+
+def parse_clouds(text: str) -> tuple[str, ...]:
+    clouds = tuple(c.strip().lower() for c in text.split(",") if c.strip())
+    if not clouds:
+        raise argparse.ArgumentTypeError(f"--clouds needs a comma-separated list, e.g. aws,gcp; known: {', '.join(KNOWN_CLOUDS)}")
+    return clouds
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} must be > 0")
+    return value
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "select",
+        help="rank cloud instances by cost and time per epoch (measured or projected), with memory fit",
+        description=__doc__.splitlines()[0],
+    )
+    p.add_argument("results", nargs="+", metavar="RESULTS", help="results files (JSON) from one or more machines")
+    p.add_argument("--workload", help="only this workload (default: every workload in the results)")
+    p.add_argument("--size", help="preset to project to, e.g. full (default: the measured one)")
+    p.add_argument("--precision", choices=("fp32", "tf32", "bf16", "fp16"), help="precision to project to (default: measured)")
+    p.add_argument("--spot", action="store_true", help="rank by expected spot cost (interruptions included)")
+    p.add_argument("--clouds", type=parse_clouds, help=f"comma-separated clouds to include ({', '.join(KNOWN_CLOUDS)})")
+    p.add_argument("--price-file", help=f"a price CSV merged over the packaged catalog (also ${PRICES_ENV})")
+    p.add_argument("--price-mode", choices=PRICE_MODES, help="merge the price file over the catalog (default) or replace it")
+    p.add_argument("--mtbi-hours", type=positive_float, default=SpotAssumptions.mtbi_s / 3600,
+                   help="assumed mean time between spot interruptions, hours (default %(default)g)")
+    p.add_argument("--restart-min", type=positive_float, default=SpotAssumptions.restart_s / 60,
+                   help="assumed minutes to get a replacement instance running (default %(default)g)")
+    p.add_argument("--ckpt-save-s", type=positive_float, help="checkpoint write time in s (default: resume records, else estimated)")
+    p.add_argument("--out", default="reports", help="directory for select.md and select.html (default %(default)s)")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args) -> int:
+    results = [load_results(path) for path in args.results]
+    prices = load_prices(args.price_file, args.price_mode)
+    user = args.price_file or None
+    note = f"packaged catalog of {CATALOG_DATE} ({len(packaged_prices())} rows, sources per row)"
+    if user or len(prices) != len(packaged_prices()) or args.price_mode == "replace":
+        note += f"; price file {args.price_file or '$' + PRICES_ENV} ({args.price_mode or 'merge'})"
+    cfg = SelectConfig(
+        workload=args.workload, size=args.size, precision=args.precision, spot=args.spot, clouds=args.clouds,
+        spot_assumptions=SpotAssumptions(mtbi_s=args.mtbi_hours * 3600, restart_s=args.restart_min * 60),
+        ckpt_save_s=args.ckpt_save_s,
+    )
+    groups = build_groups(results, prices, cfg)
+    sources = [str(r.path) for r in results]
+    markdown = render_markdown(groups, cfg, sources, note)
+    out = Path(args.out)
+    md_path = atomic_write_text(out / "select.md", markdown)
+    html_path = atomic_write_text(out / "select.html", render_html(groups, cfg, sources, note))
+    print(markdown)
+    print(f"wrote {md_path} and {html_path}")
+    return 0

@@ -1,0 +1,137 @@
+"""The instance-selection report as markdown (tabulate) and as one self-contained HTML page."""
+
+from __future__ import annotations
+
+import base64
+import html
+from typing import Sequence
+
+from tabulate import tabulate
+
+from plugin.select.rows import CostRow, Group, SelectConfig
+from plugin.select.charts import group_chart_png
+
+__all__ = ["HEADERS", "table_rows", "render_markdown", "render_html"]
+
+HEADERS = ["#", "instance", "GPUs", "throughput basis", "samples/s", "h/epoch",
+           "on-demand $/epoch", "spot $/epoch (expected)", "ckpt every", "fits", "max batch", "flag"]
+
+
+def _num(x, fmt) -> str:
+    return "n/a" if x is None else format(x, fmt)
+
+
+def _fit(row: CostRow) -> tuple[str, str]:
+    if row.fit is None or row.fit.fits is None:
+        return "n/a", "n/a"
+    return ("yes" if row.fit.fits else "NO"), str(row.fit.largest_batch)
+
+
+def _interval(row: CostRow) -> str:
+    if row.ckpt_interval_s is None or row.spot_usd is None:
+        return "n/a"
+    s = row.ckpt_interval_s
+    return f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
+
+
+def table_rows(group: Group) -> list[list[str]]:
+    out = []
+    for i, r in enumerate(group.rows, start=1):
+        fits, largest = _fit(r)
+        spot = _num(r.spot_usd, ".4g")
+        if r.spot_usd is not None and r.spot_overhead is not None:
+            spot += f" (+{r.spot_overhead:.0%} time)"
+        where = f"{r.cloud} {r.region} {r.instance_type}" if r.cloud != "-" else r.instance_type
+        out.append([i, where, f"{r.gpu_count}x {r.gpu}", r.basis, _num(r.samples_per_s, ".4g"),
+                    _num(r.epoch_hours, ".3g"), _num(r.on_demand_usd, ".4g"), spot, _interval(r),
+                    fits, largest, r.flag])
+    return out
+
+
+def _intro(cfg: SelectConfig, sources: Sequence[str], price_note: str) -> list[str]:
+    a = cfg.spot_assumptions
+    return [
+        f"Results: {', '.join(sources)}",
+        f"Prices: {price_note}",
+        f"Ranked by {'expected spot' if cfg.spot else 'on-demand'} cost per epoch (rows that do not fit last).",
+        f"Spot model: mean time between interruptions {a.mtbi_s / 3600:g} h (assumed, --mtbi-hours), "
+        f"restart {a.restart_s / 60:g} min (assumed, --restart-min) + checkpoint load; checkpoint "
+        "interval from Daly (2006), T = sqrt(2 delta M)(1 + sqrt(delta/2M)/3 + delta/18M) - delta.",
+        "Measured rows are measurements; projected rows are roofline estimates from the named device, never measurements.",
+    ]
+
+
+def _group_lines(g: Group) -> tuple[str, list[str], list[str]]:
+    title = f"{g.workload} ({g.size}, {g.precision}), batch {g.batch_size or 'n/a'}"
+    facts = []
+    if g.epoch_samples:
+        facts.append(f"Epoch: {g.epoch_samples:,} samples ({g.epoch_source or 'workload definition'}).")
+    for m in g.measurements:
+        facts.append(f"Measured: {m.gpu} ({m.size}, {m.precision}, batch {m.batch_size}, "
+                     f"{m.world_size} device{'s' if m.world_size > 1 else ''}): {m.samples_per_s_per_gpu:.4g} "
+                     f"samples/s per device, median of {m.runs} run(s) [{m.origin}]")
+    est = g.memory
+    if est is not None and est.state_bytes is not None and g.batch_size:
+        facts.append(
+            f"Memory estimate: weights+grads+optimizer {est.state_bytes / 1e9:.2f} GB ({est.optimizer}), "
+            f"activations {est.activation_per_sample_bytes / 1e6:.1f} MB/sample + {est.activation_fixed_bytes / 1e6:.1f} MB "
+            f"= {est.total_bytes(g.batch_size) / 1e9:.2f} GB at batch {g.batch_size}; fit keeps 10% + 0.5 GB of each card back."
+        )
+    facts.append(f"Checkpoint write delta = {g.checkpoint.save_s:.3g} s, load {g.checkpoint.load_s:.3g} s ({g.checkpoint.label}).")
+    facts += g.notes
+    advice, seen = [], set()
+    for r in g.rows:
+        if r.fit and r.fit.advice and r.gpu not in seen:
+            seen.add(r.gpu)
+            advice.append(f"{r.gpu} (batch {r.fit.batch} needs {r.fit.needed_bytes / 1e9:.1f} GB of "
+                          f"{r.fit.usable_bytes / 1e9:.1f} GB usable): " + "; ".join(r.fit.advice))
+    return title, facts, advice
+
+
+def _flag_notes(groups: Sequence[Group]) -> list[str]:
+    notes = {}
+    for g in groups:
+        for r in g.rows:
+            if r.flag:
+                notes[(r.cloud, r.instance_type)] = f"{r.cloud} {r.instance_type}: {r.flag} (source: {r.price_source})"
+    return list(notes.values())
+
+
+def render_markdown(groups: Sequence[Group], cfg: SelectConfig, sources: Sequence[str], price_note: str) -> str:
+    lines = ["# Instance selection", ""] + [f"- {x}" for x in _intro(cfg, sources, price_note)] + [""]
+    for g in groups:
+        title, facts, advice = _group_lines(g)
+        lines += [f"## {title}", ""] + [f"- {f}" for f in facts] + [""]
+        lines += [tabulate(table_rows(g), headers=HEADERS, tablefmt="github", disable_numparse=True), ""]
+        if advice:
+            lines += ["What to change where it does not fit:", ""] + [f"- {a}" for a in advice] + [""]
+    flags = _flag_notes(groups)
+    if flags:
+        lines += ["## Flagged price rows", "", "Shown in the tables with their flag; check them before relying on them.", ""]
+        lines += [f"- {f}" for f in flags] + [""]
+    return "\n".join(lines)
+
+
+_CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1400px}
+table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left}
+th{background:#f0f0f0}img{max-width:100%}li{margin:2px 0}"""
+
+
+def render_html(groups: Sequence[Group], cfg: SelectConfig, sources: Sequence[str], price_note: str) -> str:
+    e = html.escape
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Instance selection</title><style>{_CSS}</style></head><body>",
+             "<h1>Instance selection</h1><ul>" + "".join(f"<li>{e(x)}</li>" for x in _intro(cfg, sources, price_note)) + "</ul>"]
+    for g in groups:
+        title, facts, advice = _group_lines(g)
+        parts.append(f"<h2>{e(title)}</h2><ul>" + "".join(f"<li>{e(f)}</li>" for f in facts) + "</ul>")
+        png = group_chart_png(g, cfg.spot)
+        if png:
+            parts.append(f"<img alt='cost and time per epoch per GPU' src='data:image/png;base64,{base64.b64encode(png).decode()}'>")
+        parts.append(tabulate(table_rows(g), headers=HEADERS, tablefmt="html", disable_numparse=True))
+        if advice:
+            parts.append("<p>What to change where it does not fit:</p><ul>" + "".join(f"<li>{e(a)}</li>" for a in advice) + "</ul>")
+    flags = _flag_notes(groups)
+    if flags:
+        parts.append("<h2>Flagged price rows</h2><ul>" + "".join(f"<li>{e(f)}</li>" for f in flags) + "</ul>")
+    parts.append("</body></html>")
+    return "\n".join(parts)

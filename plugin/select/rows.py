@@ -1,0 +1,310 @@
+"""The rows of the instance-selection report: one per (workload group, priced instance).
+
+Each row says where its throughput comes from: "measured on <gpu>" when a results file holds a
+run of the same workload, size and precision on that GPU profile, otherwise
+"projected from <gpu> ..." (plugin/cost/projection.py). Devices that were measured but have no
+price (a CPU, an unpriced GPU) still get a row: measured, with cost n/a.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Iterable, Sequence
+
+from plugin.catalog.gpus import GpuSpec, gpu_catalog
+from plugin.catalog.prices import PriceRow
+from plugin.cost.epoch import cost_per_epoch, epoch_hours
+from plugin.cost.fit import Fit, check_fit
+from plugin.cost.memory import MemoryEstimate, estimate_memory
+from plugin.cost.projection import bytes_per_sample, project
+from plugin.cost.spot import SpotAssumptions, spot_estimate
+from plugin.errors import InputError
+from plugin.results import Results
+
+__all__ = ["Measurement", "CheckpointTiming", "CostRow", "Group", "SelectConfig", "collect_measurements", "build_groups"]
+
+THROUGHPUT_KINDS = ("training", "ddp")
+ASSUMED_WRITE_BYTES_PER_S = 200e6  # checkpoint write when none was measured: a cloud network disk
+
+
+@dataclass(frozen=True)
+class SelectConfig:
+    workload: str | None = None  # only this workload (None: every workload measured)
+    size: str | None = None  # target preset for projections (None: the measured one)
+    precision: str | None = None  # target precision (None: the measured one)
+    spot: bool = False  # rank by expected spot cost instead of on-demand
+    clouds: tuple[str, ...] | None = None  # only these clouds (None: all)
+    spot_assumptions: SpotAssumptions = field(default_factory=SpotAssumptions)
+    ckpt_save_s: float | None = None  # user-given checkpoint write time (overrides records)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    workload: str
+    size: str
+    precision: str
+    batch_size: int | None
+    gpu: str  # catalog profile, "cpu", or the raw device name
+    world_size: int
+    samples_per_s_per_gpu: float  # median over the runs of this configuration
+    runs: int
+    origin: str  # results file(s)
+    flops_per_sample: float | None  # from the record when the workload is not registered
+
+
+@dataclass(frozen=True)
+class CheckpointTiming:
+    save_s: float
+    load_s: float
+    label: str  # "measured (resume record)", "scaled from ...", "assumed ..."
+
+
+@dataclass
+class CostRow:
+    cloud: str
+    region: str
+    instance_type: str
+    gpu: str
+    gpu_count: int
+    measured: bool
+    basis: str  # "measured on t4" / "projected from cpu (...)"
+    samples_per_s: float | None  # whole instance
+    epoch_hours: float | None
+    on_demand_usd: float | None
+    spot_usd: float | None  # expected, interruptions included
+    spot_overhead: float | None  # spot wall time / work - 1
+    ckpt_interval_s: float | None  # Daly's recommended compute time between checkpoints
+    fit: Fit | None
+    flag: str  # price and GPU-spec flags, "" when none
+    price_source: str
+
+    def rank_cost(self, spot: bool) -> float | None:
+        return self.spot_usd if spot else self.on_demand_usd
+
+
+@dataclass
+class Group:
+    workload: str
+    size: str
+    precision: str
+    batch_size: int | None
+    epoch_samples: int | None
+    epoch_source: str
+    measurements: list[Measurement]
+    rows: list[CostRow]
+    checkpoint: CheckpointTiming
+    memory: MemoryEstimate | None
+    notes: list[str]
+
+
+def _device_of(record, env) -> str:
+    if record.gpu:
+        return record.gpu.lower()
+    if env.get("gpu_profile"):
+        return str(env["gpu_profile"]).lower()
+    return "cpu" if not env.get("gpu_name") else str(env["gpu_name"])
+
+
+def collect_measurements(results: Sequence[Results]) -> tuple[list[Measurement], list]:
+    """Throughput measurements (median per configuration) and the resume records."""
+    buckets: dict[tuple, list] = {}
+    resumes = []
+    for res in results:
+        for rec in res.records:
+            if rec.kind == "resume" and rec.status == "passed":
+                resumes.append(rec)
+            sps = rec.metrics.get("samples_per_s")
+            if rec.kind not in THROUGHPUT_KINDS or rec.status != "passed" or not rec.workload or not sps:
+                continue
+            world = max(1, int(rec.world_size or 1))
+            key = (rec.workload, rec.size or "full", rec.precision or "fp32", rec.batch_size, _device_of(rec, res.environment), world)
+            flops = rec.metrics.get("model_flops_per_s")
+            buckets.setdefault(key, []).append((sps / world, flops / sps if flops else None, str(res.path or "?")))
+    out = []
+    for (w, size, prec, batch, gpu, world), vals in sorted(buckets.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        out.append(Measurement(
+            w, size, prec, batch, gpu, world,
+            samples_per_s_per_gpu=statistics.median(v[0] for v in vals), runs=len(vals),
+            origin=", ".join(sorted({v[2] for v in vals})),
+            flops_per_sample=next((v[1] for v in vals if v[1]), None),
+        ))
+    return out, resumes
+
+
+def _workload(name):
+    from plugin.workloads import get_workload
+
+    try:
+        return get_workload(name)
+    except InputError:
+        return None
+
+
+@lru_cache(maxsize=64)
+def _memory(name: str, size: str, precision: str) -> MemoryEstimate | None:
+    w = _workload(name)
+    if w is None:
+        return None
+    try:
+        return estimate_memory(w, size, precision)
+    except Exception:  # a model the fake-tensor trace cannot run: fit is then unknown
+        return None
+
+
+def _checkpoint(resumes, workload: str, size: str, est: MemoryEstimate | None, cfg: SelectConfig) -> CheckpointTiming:
+    a = cfg.spot_assumptions
+    ckpt_bytes = None if est is None or est.state_bytes is None else est.param_bytes + (est.optimizer_bytes or 0)
+    if cfg.ckpt_save_s:
+        return CheckpointTiming(cfg.ckpt_save_s, cfg.ckpt_save_s, "given (--ckpt-save-s)")
+    mine = [r for r in resumes if r.workload == workload and r.metrics.get("ckpt_save_s")]
+    same = [r for r in mine if (r.size or "full") == size]
+    if same:
+        save = statistics.median(r.metrics["ckpt_save_s"] for r in same)
+        loads = [r.metrics["ckpt_load_s"] for r in same if r.metrics.get("ckpt_load_s")]
+        load = statistics.median(loads) if loads else save
+        return CheckpointTiming(save, load, f"measured (resume record{'s' if len(same) > 1 else ''}, {size})")
+    rated = [r for r in mine if r.metrics.get("ckpt_bytes")]
+    if rated and ckpt_bytes:
+        rate = statistics.median(r.metrics["ckpt_bytes"] / r.metrics["ckpt_save_s"] for r in rated)
+        save = ckpt_bytes / rate
+        return CheckpointTiming(save, save, f"scaled: {ckpt_bytes / 1e9:.2f} GB at the measured {rate / 1e6:.0f} MB/s write")
+    if ckpt_bytes:
+        save = max(1.0, ckpt_bytes / ASSUMED_WRITE_BYTES_PER_S)
+        return CheckpointTiming(save, save, f"assumed: {ckpt_bytes / 1e9:.2f} GB at {ASSUMED_WRITE_BYTES_PER_S / 1e6:.0f} MB/s")
+    return CheckpointTiming(a.ckpt_save_s, a.ckpt_save_s, f"assumed: {a.ckpt_save_s:g} s (no checkpoint size known)")
+
+
+def _peak_distance(source: GpuSpec | None, target: GpuSpec, precision: str) -> float:
+    import math
+
+    if source is None or source.peak_flops(precision) is None or target.peak_flops(precision) is None:
+        return math.inf
+    return abs(math.log(source.peak_flops(precision) / target.peak_flops(precision)))
+
+
+def _pick_source(candidates: list[Measurement], target: GpuSpec, size: str, precision: str) -> Measurement:
+    """Same size and precision first, then a GPU with a catalog peak, then the closest peak."""
+    catalog = gpu_catalog()
+
+    def key(m: Measurement):
+        spec = catalog.get(m.gpu)
+        has_peak = spec is not None and spec.peak_flops(m.precision) is not None
+        return (m.size != size, m.precision != precision, not has_peak, _peak_distance(spec, target, precision), -m.runs)
+
+    return min(candidates, key=key)
+
+
+def _flags(price: PriceRow | None, spec: GpuSpec | None, measured: bool) -> str:
+    flags = []
+    if price is not None and price.flag:
+        flags.append(price.flag)
+    if spec is not None and not measured and spec.suspect:
+        flags.append(f"GPU spec {spec.verified}")
+    return "; ".join(flags)
+
+
+def build_groups(results: Sequence[Results], prices: Iterable[PriceRow], cfg: SelectConfig) -> list[Group]:
+    measurements, resumes = collect_measurements(results)
+    if cfg.workload:
+        measurements = [m for m in measurements if m.workload == cfg.workload]
+        if not measurements:
+            raise InputError(f"--workload={cfg.workload}: no passed training record of it in the results files")
+    if not measurements:
+        raise InputError("no passed training record with samples_per_s in the results files; "
+                         "run `pytest bench/` first and pass its results file")
+    prices = [p for p in prices if cfg.clouds is None or p.cloud in cfg.clouds]
+    if cfg.clouds and not prices:
+        raise InputError(f"--clouds={','.join(cfg.clouds)}: no price rows for these clouds")
+    catalog = gpu_catalog()
+    targets = sorted({(m.workload, cfg.size or m.size, cfg.precision or m.precision) for m in measurements})
+    groups = []
+    for workload, size, precision in targets:
+        candidates = [m for m in measurements if m.workload == workload]
+        groups.append(_group(workload, size, precision, candidates, resumes, prices, catalog, cfg))
+    return groups
+
+
+def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg) -> Group:
+    w = _workload(workload)
+    est = _memory(workload, size, precision)
+    amp_est = _memory(workload, size, "bf16") if precision not in ("bf16", "fp16") else None
+    same = [m for m in candidates if m.size == size and m.precision == precision]
+    batch = (same[0].batch_size if same else None) or (w.default_batch_size(size) if w else None)
+    epoch = w.epoch_samples if w else None
+    notes = []
+    if w is None:
+        notes.append(f"workload {workload!r} is not registered here: epoch size and memory fit unknown")
+    flops_target = w.flops_per_sample(size) if w else next((m.flops_per_sample for m in same if m.flops_per_sample), None)
+    ckpt = _checkpoint(resumes, workload, size, est, cfg)
+    a = cfg.spot_assumptions
+    rows: list[CostRow] = []
+
+    def make_row(price: PriceRow | None, gpu: str, count: int, per_gpu_sps, measured, basis, spec) -> CostRow:
+        fit = check_fit(est, spec, batch, amp_est) if (est and spec and batch and spec.memory_bytes) else None
+        sps = per_gpu_sps * count if per_gpu_sps else None
+        hours = epoch_hours(epoch, sps) if (sps and epoch) else None
+        on_demand = spot = overhead = interval = None
+        if hours is not None and price is not None:
+            on_demand = cost_per_epoch(epoch, sps, price.price_per_gpu(False), count)
+            s = spot_estimate(hours * 3600, price.price_per_gpu(True), count, ckpt.save_s, a.mtbi_s, a.restart_s + ckpt.load_s)
+            spot, overhead, interval = s.cost_usd, s.overhead, s.interval_s
+        return CostRow(
+            cloud=price.cloud if price else "-", region=price.region if price else "-",
+            instance_type=price.instance_type if price else "(measured machine, no price)",
+            gpu=gpu, gpu_count=count, measured=measured, basis=basis, samples_per_s=sps,
+            epoch_hours=hours, on_demand_usd=on_demand, spot_usd=spot, spot_overhead=overhead,
+            ckpt_interval_s=interval, fit=fit, flag=_flags(price, spec, measured),
+            price_source=price.source if price else "",
+        )
+
+    priced = set()
+    for price in prices:
+        spec = catalog.get(price.gpu)
+        mine = [m for m in same if m.gpu == price.gpu]
+        if mine:
+            m = max(mine, key=lambda m: m.runs)
+            basis = f"measured on {m.gpu}"
+            if price.gpu_count > m.world_size:
+                basis += f" ({m.world_size} GPU{'s' if m.world_size > 1 else ''}; x{price.gpu_count} assumes linear scaling)"
+            rows.append(make_row(price, price.gpu, price.gpu_count, m.samples_per_s_per_gpu, True, basis, spec))
+        else:
+            src = _pick_source(candidates, spec, size, precision)
+            src_spec = catalog.get(src.gpu)
+            notes_ = [n for n in (f"{src.size} -> {size}" if src.size != size else "",
+                                  f"{src.precision} -> {precision}" if src.precision != precision else "") if n]
+            target_precision = precision
+            if spec.peak_flops(precision) is None and precision == "bf16" and spec.peak_flops("fp16"):
+                target_precision = "fp16"  # pre-Ampere GPUs: AMP runs in fp16 (+GradScaler)
+                notes_.append(f"fp16 on {spec.name}: no bf16")
+            src_w_flops = w.flops_per_sample(src.size) if w else src.flops_per_sample
+            src_est = _memory(workload, src.size, src.precision)
+            proj = None
+            if flops_target and src_w_flops:
+                proj = project(
+                    src.samples_per_s_per_gpu, src_spec, src.gpu, spec, src_w_flops, flops_target,
+                    src.precision, target_precision, bytes_per_sample(src_est, src.batch_size or batch or 1),
+                    bytes_per_sample(est, batch or 1), size_note=", ".join(notes_),
+                )
+            basis = proj.basis if proj else f"n/a: no FLOPs per sample for {workload}"
+            if proj and proj.samples_per_s and price.gpu_count > 1:
+                basis += f"; x{price.gpu_count} assumes linear scaling"
+            rows.append(make_row(price, price.gpu, price.gpu_count, proj.samples_per_s if proj else None, False, basis, spec))
+        priced.add(price.gpu)
+    for m in same:
+        if m.gpu not in priced:
+            spec = catalog.get(m.gpu)
+            rows.append(make_row(None, m.gpu, m.world_size, m.samples_per_s_per_gpu, True, f"measured on {m.gpu}", spec))
+    rows.sort(key=lambda r: _rank_key(r, cfg.spot))
+    return Group(
+        workload=workload, size=size, precision=precision, batch_size=batch, epoch_samples=epoch,
+        epoch_source=getattr(w, "epoch_source", "") if w else "", measurements=candidates, rows=rows,
+        checkpoint=ckpt, memory=est, notes=notes,
+    )
+
+
+def _rank_key(row: CostRow, spot: bool):
+    cost = row.rank_cost(spot)
+    fits = row.fit.fits if row.fit else None
+    return (fits is False, cost is None, cost if cost is not None else 0.0, row.epoch_hours or float("inf"))

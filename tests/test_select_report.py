@@ -1,0 +1,131 @@
+"""Must-show 3 (and 5 in the report): `trainbench select` on a CPU run's results marks every
+GPU row projected and the CPU row measured; on several machines' results it ranks them."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import pytest
+
+from plugin.catalog.prices import packaged_prices
+from plugin.cli import main
+from plugin.record import Record
+from plugin.results import load_results, write_results
+from plugin.select import SelectConfig, build_groups
+
+W = "gpt-small"
+
+
+def _rec(gpu, sps, size="tiny", precision="fp32", batch=8, kind="training", **metrics):
+    return Record(test=f"bench/test_training.py::test_train[{W}-{gpu}]", kind=kind, workload=W, size=size,
+                  precision=precision, batch_size=batch, gpu=gpu, metrics={"samples_per_s": sps, **metrics})
+
+
+@pytest.fixture
+def cpu_results(tmp_path):
+    recs = [_rec("cpu", 40.0), Record(test="t::resume", kind="resume", workload=W, size="tiny",
+                                      metrics={"ckpt_save_s": 0.05, "ckpt_load_s": 0.02, "ckpt_bytes": 2e6})]
+    return write_results(tmp_path / "cpu.json", {"gpu_profile": "cpu", "gpu_name": None}, recs)
+
+
+def _machines(tmp_path, t4_sps, a100_sps):
+    a = write_results(tmp_path / f"t4-{t4_sps}.json", {"gpu_profile": "t4"}, [_rec("t4", t4_sps)])
+    b = write_results(tmp_path / f"a100-{a100_sps}.json", {"gpu_profile": "a100-80g"}, [_rec("a100-80g", a100_sps)])
+    return [a, b]
+
+
+def test_select_on_a_cpu_run_marks_gpu_rows_projected_and_cpu_measured(cpu_results, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["select", str(cpu_results), "--out", str(out)]) == 0
+    (group,) = build_groups([load_results(cpu_results)], packaged_prices(), SelectConfig())
+    cpu_rows = [r for r in group.rows if r.gpu == "cpu"]
+    assert len(cpu_rows) == 1 and cpu_rows[0].measured and cpu_rows[0].basis == "measured on cpu"
+    assert cpu_rows[0].on_demand_usd is None and cpu_rows[0].samples_per_s == 40.0
+    gpu_rows = [r for r in group.rows if r.gpu != "cpu"]
+    assert len(gpu_rows) == len(packaged_prices())
+    for r in gpu_rows:
+        assert not r.measured
+        # projected, or n/a when the catalog has no peak for that GPU (a10g): never a measurement
+        assert r.basis.startswith("projected from cpu") or (r.basis.startswith("n/a") and r.samples_per_s is None)
+    assert sum(r.basis.startswith("projected from cpu") for r in gpu_rows) >= len(gpu_rows) - 2
+    # the checkpoint time comes from the resume record
+    assert group.checkpoint.label.startswith("measured")
+    md = (out / "select.md").read_text()
+    assert md in capsys.readouterr().out  # printed as well as written
+    assert re.search(r"\| measured on cpu +\| 40 ", md)
+    assert md.count("projected from cpu") >= len(gpu_rows) - 2
+    html = (out / "select.html").read_text()
+    # self-contained: charts embedded as PNG data, nothing fetched from elsewhere
+    images = re.findall(r"src='data:image/png;base64,([^']+)'", html)
+    assert images and base64.b64decode(images[0])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "http://" not in html and "https://" not in html
+    assert "projected from cpu" in html and "measured on cpu" in html
+
+
+def _measured_order(paths, **cfg):
+    (group,) = build_groups([load_results(p) for p in paths], packaged_prices(), SelectConfig(**cfg))
+    return group, [r.gpu for r in group.rows if r.measured and r.on_demand_usd is not None]
+
+
+def test_select_ranks_several_machines_by_measured_cost(tmp_path):
+    # a100 10x faster than t4: a100 per-GPU price (p4de 3.43/h) beats t4 (0.526/h) per epoch
+    group, order = _measured_order(_machines(tmp_path, 100.0, 1000.0))
+    assert order[0] == "a100-80g" and "t4" in order
+    costs = [r.on_demand_usd for r in group.rows if r.on_demand_usd is not None and (r.fit is None or r.fit.fits)]
+    assert costs == sorted(costs)
+    # the same a100 against a t4 that is only 2x slower: now the t4 ranks first
+    _, order = _measured_order(_machines(tmp_path, 500.0, 1000.0))
+    assert order[0] == "t4"
+    # GPUs not measured are projected from the closest measured GPU, never from the CPU
+    for r in group.rows:
+        if not r.measured and r.samples_per_s is not None:
+            assert r.basis.startswith("projected from t4") or r.basis.startswith("projected from a100-80g")
+
+
+def test_select_spot_and_cloud_filters(tmp_path, capsys):
+    paths = _machines(tmp_path, 100.0, 1000.0)
+    group, _ = _measured_order(paths, spot=True, clouds=("aws",))
+    assert {r.cloud for r in group.rows} == {"aws"}
+    spot = [r.spot_usd for r in group.rows if r.spot_usd is not None and (r.fit is None or r.fit.fits)]
+    assert spot == sorted(spot)
+    for r in group.rows:
+        if r.spot_usd is not None:
+            # expected spot time = work + checkpoints + rework + restarts
+            assert r.spot_overhead > 0 and r.ckpt_interval_s > 0
+    assert main(["select", *map(str, paths), "--spot", "--clouds", "aws", "--out", str(tmp_path / "o")]) == 0
+    assert "Ranked by expected spot cost" in capsys.readouterr().out
+
+
+def test_flagged_price_rows_are_shown_not_silently_used(cpu_results, tmp_path, capsys):
+    assert main(["select", str(cpu_results), "--out", str(tmp_path / "o")]) == 0
+    md = capsys.readouterr().out
+    assert "## Flagged price rows" in md
+    for row in packaged_prices():
+        if row.flag:
+            assert row.flag.split(":")[0] in md and row.instance_type in md.split("## Flagged price rows")[1]
+
+
+def test_projection_to_the_full_preset_is_labelled(cpu_results, tmp_path):
+    (group,) = build_groups([load_results(cpu_results)], packaged_prices(), SelectConfig(size="full", precision="bf16"))
+    assert group.size == "full"
+    assert not any(r.measured for r in group.rows)  # the CPU ran tiny fp32: nothing measured here
+    bases = [r.basis for r in group.rows if r.samples_per_s is not None]
+    assert bases and all("tiny -> full" in b and "assumed" in b for b in bases)
+    t4 = next(r for r in group.rows if r.gpu == "t4")
+    assert "fp16 on t4" in t4.basis  # no bf16 on a T4: AMP in fp16
+
+
+@pytest.mark.parametrize(
+    "argv, expect",
+    [
+        (["select", "missing.json"], "missing.json: not found"),
+        (["select", "{cpu}", "--workload", "resnet50"], "--workload=resnet50"),
+        (["select", "{cpu}", "--clouds", "tencent"], "--clouds=tencent"),
+        (["select", "{cpu}", "--price-file", "nope.csv"], "nope.csv: not found"),
+    ],
+)
+def test_select_input_errors_exit_2_with_a_message(cpu_results, tmp_path, capsys, argv, expect):
+    argv = [a.replace("{cpu}", str(cpu_results)) for a in argv] + ["--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    assert expect in capsys.readouterr().err
