@@ -35,7 +35,7 @@ def group_chart_png(group: Group, spot: bool = False) -> bytes | None:
     rows = _per_gpu(group, spot)
     if not rows or group.epoch_samples is None:
         return None
-    names = [r.gpu for r in rows]
+    names = [f"{r.gpu} *" if r.flag else r.gpu for r in rows]  # * = the price row is flagged
     cost = [r.rank_cost(spot) or 0.0 for r in rows]
     hours = [group.epoch_samples / (r.samples_per_s / r.gpu_count) / 3600 for r in rows]
     hatch = [None if r.measured else "//" for r in rows]
@@ -50,12 +50,15 @@ def group_chart_png(group: Group, spot: bool = False) -> bytes | None:
         ax.invert_yaxis()
         ax.set_title(title, fontsize=10)
         ax.grid(axis="x", alpha=0.3)
-    for name, r in zip(names, rows):
+    for i, r in enumerate(rows):
         if r.rank_cost(spot) is None:
-            ax1.annotate("n/a", (0, names.index(name)), va="center", fontsize=8)
+            ax1.annotate(" n/a", (0, i), va="center", fontsize=8)
     ax2.legend(handles=[Patch(color="#2c7fb8", label="measured"), Patch(facecolor="#a6bddb", hatch="//", label="projected")],
                loc="lower right", fontsize=8)
-    fig.suptitle(f"{group.workload} ({group.size}, {group.precision})", fontsize=11)
+    title = f"{group.workload} ({group.size}, {group.precision})"
+    if any(r.flag for r in rows):
+        title += "   * flagged price row or GPU spec: see the table"
+    fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")

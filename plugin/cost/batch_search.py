@@ -1,0 +1,113 @@
+"""Largest batch that trains without running out of memory, found by trying (GPU only).
+
+Doubling from `start` until a trial raises an out-of-memory error (or `limit` is reached),
+then bisection between the last batch that ran (0 if none) and the first that did not, so a
+`start` that is already too large still finds the answer below it. Every trial is a
+result (status "passed" or "oom"), never a crash. The trial itself is a callable, so the
+search runs on a CPU in tests with a fake that raises `torch.OutOfMemoryError`; on a GPU
+`cuda_trial` runs two real optimizer steps (the second with optimizer state allocated).
+"""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+from plugin.record import Record
+
+__all__ = ["BatchTrial", "BatchSearch", "largest_batch_search", "cuda_trial", "search_records"]
+
+OOM_ERRORS: tuple[type[BaseException], ...] = (torch.OutOfMemoryError,)
+
+
+@dataclass(frozen=True)
+class BatchTrial:
+    batch: int
+    status: str  # "passed" or "oom"
+    message: str | None = None  # the OOM message, first line
+
+
+@dataclass
+class BatchSearch:
+    largest: int | None  # None: even `start` ran out of memory
+    trials: list[BatchTrial] = field(default_factory=list)
+    hit_limit: bool = False  # `limit` ran: the real largest may be higher
+
+
+def _free() -> None:
+    # release the failed trial's tensors so the next trial starts from an empty cache
+    if torch.cuda.is_available():
+        gc.collect()
+        torch.cuda.empty_cache()
+
+
+def largest_batch_search(
+    trial: Callable[[int], None], start: int = 1, limit: int = 4096, oom_errors=OOM_ERRORS
+) -> BatchSearch:
+    search = BatchSearch(largest=None)
+
+    def ok(batch: int) -> bool:
+        try:
+            trial(batch)
+        except oom_errors as exc:
+            search.trials.append(BatchTrial(batch, "oom", str(exc).splitlines()[0] if str(exc) else "out of memory"))
+            _free()
+            return False
+        search.trials.append(BatchTrial(batch, "passed"))
+        _free()
+        return True
+
+    good, bad = 0, None
+    batch = max(1, start)
+    while batch <= limit:
+        if not ok(batch):
+            bad = batch
+            break
+        good, batch = batch, batch * 2
+    if bad is None:
+        if good and good < limit and ok(limit):
+            good = limit
+        search.largest, search.hit_limit = (good or None), True
+        return search
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if ok(mid):
+            good = mid
+        else:
+            bad = mid
+    search.largest = good or None
+    return search
+
+
+def cuda_trial(workload: str, size: str, precision: str) -> Callable[[int], None]:
+    """A trial that builds the workload at `batch` on cuda:0 and runs two optimizer steps."""
+    from plugin.harness.run import RunConfig, build_trainer
+
+    def trial(batch: int) -> None:
+        trainer = build_trainer(RunConfig(workload, size, precision, batch_size=batch, steps=2, warmup=0,
+                                          device="cuda:0", num_workers=0))
+        try:
+            with trainer.precision.context(trainer.device):
+                for _ in range(2):
+                    trainer.step()
+            torch.cuda.synchronize()
+        finally:
+            del trainer
+
+    return trial
+
+
+def search_records(search: BatchSearch, workload: str, size: str, precision: str, gpu: str) -> list[Record]:
+    """One `memory` record per trial (status passed / oom) for the results file."""
+    return [
+        Record(
+            test=f"trainbench largest-batch {workload} {size} {precision} batch={t.batch}",
+            kind="memory", workload=workload, size=size, precision=precision, batch_size=t.batch, gpu=gpu,
+            status=t.status, message=t.message,
+            config={"largest_batch": search.largest, "search_hit_limit": search.hit_limit},
+        )
+        for t in search.trials
+    ]
