@@ -67,11 +67,11 @@ def largest_batch_search(
             bad = batch
             break
         good, batch = batch, batch * 2
-    if bad is None:
-        if good and good < limit and ok(limit):
-            good = limit
-        search.largest, search.hit_limit = (good or None), True
-        return search
+    if bad is None:  # doubling passed `limit` without an OOM: try `limit` itself
+        if good == limit or ok(limit):
+            search.largest, search.hit_limit = limit, True
+            return search
+        bad = limit
     while bad - good > 1:
         mid = (good + bad) // 2
         if ok(mid):
