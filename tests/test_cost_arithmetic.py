@@ -142,3 +142,18 @@ def test_cost_for_record_is_none_with_a_reason(gpu, metrics, reason):
     rec = Record(test="t", kind="training", workload="w", gpu=gpu, metrics=metrics)
     usd, desc = cost_for_record(rec, _W(), ROWS)
     assert usd is None and reason in desc
+
+
+def test_fill_costs_sets_the_metric_and_its_basis():
+    from plugin.cost import fill_costs
+
+    recs = [
+        Record(test="a", kind="training", workload="resnet50", gpu="t4", metrics={"samples_per_s": 1000.0}),
+        Record(test="b", kind="training", workload="resnet50", gpu="cpu", metrics={"samples_per_s": 10.0}),
+        Record(test="c", kind="resume", workload="resnet50", gpu="t4", metrics={"ckpt_save_s": 1.0}),
+    ]
+    fill_costs(recs, ROWS)
+    assert recs[0].metrics["cost_per_epoch_usd"] == pytest.approx(0.1871927, rel=1e-6)
+    assert "0.526" in recs[0].config["cost_basis"]
+    assert recs[1].metrics["cost_per_epoch_usd"] is None and "CPU" in recs[1].config["cost_basis"]
+    assert "cost_per_epoch_usd" not in recs[2].metrics

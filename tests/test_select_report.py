@@ -129,3 +129,19 @@ def test_select_input_errors_exit_2_with_a_message(cpu_results, tmp_path, capsys
     argv = [a.replace("{cpu}", str(cpu_results)) for a in argv] + ["--out", str(tmp_path / "o")]
     assert main(argv) == 2
     assert expect in capsys.readouterr().err
+
+
+def test_report_compares_the_estimate_with_measured_peaks_and_oom_searches(tmp_path, capsys):
+    rec = _rec("a100-80g", 1000.0, peak_mem_bytes=30e6)
+    rec.config["peak_mem_kind"] = "cuda_allocated"
+    cpu = _rec("cpu", 40.0, peak_mem_bytes=900e6)
+    cpu.config["peak_mem_kind"] = "process_rss"
+    search = Record(test="search", kind="memory", workload=W, size="tiny", precision="fp32", batch_size=4096,
+                    gpu="a100-80g", status="oom", config={"largest_batch": 3000})
+    a = write_results(tmp_path / "a.json", {"gpu_profile": "a100-80g"}, [rec, search])
+    b = write_results(tmp_path / "b.json", {"gpu_profile": "cpu"}, [cpu])
+    assert main(["select", str(a), str(b), "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"Check on a100-80g: estimate [\d.]+ GB vs measured max_memory_allocated 0\.03 GB at batch 8", out)
+    assert "Check on cpu" not in out  # process RSS is never compared with device memory
+    assert "Largest batch found by trying on a100-80g: 3000 (OOM search)" in out

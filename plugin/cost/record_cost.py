@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from plugin.catalog.prices import PriceRow, cheapest_price, load_prices
 from plugin.cost.epoch import cost_per_epoch
 from plugin.record import Record
 
-__all__ = ["cost_for_record"]
+__all__ = ["cost_for_record", "fill_costs"]
 
 
 def cost_for_record(
@@ -40,3 +40,22 @@ def cost_for_record(
         f"{epoch} samples at measured {sps:.4g} samples/s on {record.world_size}x {gpu}, "
         f"{per_gpu:.4g} USD/GPU-h ({row.describe(spot)})"
     )
+
+
+def fill_costs(records: Iterable[Record], prices: Sequence[PriceRow] | None = None) -> None:
+    """Set `metrics["cost_per_epoch_usd"]` (None when n/a) and `config["cost_basis"]` on every
+    passed training/ddp record with a throughput (the pytest plugin calls this at session end)."""
+    from plugin.errors import InputError
+    from plugin.workloads import get_workload
+
+    rows = load_prices() if prices is None else prices
+    for rec in records:
+        if rec.kind not in ("training", "ddp") or rec.status != "passed" or "samples_per_s" not in rec.metrics:
+            continue
+        try:
+            workload = get_workload(rec.workload) if rec.workload else None
+        except InputError:
+            workload = None
+        usd, basis = cost_for_record(rec, workload, rows)
+        rec.metrics["cost_per_epoch_usd"] = usd
+        rec.config["cost_basis"] = basis

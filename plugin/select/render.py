@@ -77,6 +77,14 @@ def _group_lines(g: Group) -> tuple[str, list[str], list[str]]:
             f"activations {est.activation_per_sample_bytes / 1e6:.1f} MB/sample + {est.activation_fixed_bytes / 1e6:.1f} MB "
             f"= {est.total_bytes(g.batch_size) / 1e9:.2f} GB at batch {g.batch_size}; fit keeps 10% + 0.5 GB of each card back."
         )
+        for m in g.measurements:
+            if m.peak_mem_bytes and m.batch_size and (m.size, m.precision) == (g.size, g.precision):
+                guess = est.total_bytes(m.batch_size)
+                facts.append(f"Check on {m.gpu}: estimate {guess / 1e9:.2f} GB vs measured max_memory_allocated "
+                             f"{m.peak_mem_bytes / 1e9:.2f} GB at batch {m.batch_size} (ratio {guess / m.peak_mem_bytes:.2f}).")
+    for gpu in sorted({r.gpu or "?" for r in g.searches}):
+        largest = {r.config["largest_batch"] for r in g.searches if (r.gpu or "?") == gpu}
+        facts.append(f"Largest batch found by trying on {gpu}: {', '.join(map(str, sorted(largest)))} (OOM search).")
     facts.append(f"Checkpoint write delta = {g.checkpoint.save_s:.3g} s, load {g.checkpoint.load_s:.3g} s ({g.checkpoint.label}).")
     facts += g.notes
     advice, seen = [], set()

@@ -52,6 +52,7 @@ class Measurement:
     runs: int
     origin: str  # results file(s)
     flops_per_sample: float | None  # from the record when the workload is not registered
+    peak_mem_bytes: float | None = None  # median CUDA max_memory_allocated (never process RSS)
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class Group:
     epoch_samples: int | None
     epoch_source: str
     measurements: list[Measurement]
+    searches: list  # `memory` records of a largest-batch search for this workload
     rows: list[CostRow]
     checkpoint: CheckpointTiming
     memory: MemoryEstimate | None
@@ -107,21 +109,26 @@ def _device_of(record, env) -> str:
     return "cpu" if not env.get("gpu_name") else str(env["gpu_name"])
 
 
-def collect_measurements(results: Sequence[Results]) -> tuple[list[Measurement], list]:
-    """Throughput measurements (median per configuration) and the resume records."""
+def collect_measurements(results: Sequence[Results]) -> tuple[list[Measurement], list, list]:
+    """Throughput measurements (median per configuration), resume records, memory records."""
     buckets: dict[tuple, list] = {}
-    resumes = []
+    resumes, searches = [], []
     for res in results:
         for rec in res.records:
             if rec.kind == "resume" and rec.status == "passed":
                 resumes.append(rec)
+            if rec.kind == "memory" and rec.config.get("largest_batch") is not None:
+                searches.append(rec)
             sps = rec.metrics.get("samples_per_s")
             if rec.kind not in THROUGHPUT_KINDS or rec.status != "passed" or not rec.workload or not sps:
                 continue
             world = max(1, int(rec.world_size or 1))
             key = (rec.workload, rec.size or "full", rec.precision or "fp32", rec.batch_size, _device_of(rec, res.environment), world)
             flops = rec.metrics.get("model_flops_per_s")
-            buckets.setdefault(key, []).append((sps / world, flops / sps if flops else None, str(res.path or "?")))
+            peak = rec.metrics.get("peak_mem_bytes")
+            if rec.config.get("peak_mem_kind", "cuda_allocated") != "cuda_allocated" or key[4] == "cpu":
+                peak = None  # process RSS is a different quantity: never compared with device memory
+            buckets.setdefault(key, []).append((sps / world, flops / sps if flops else None, str(res.path or "?"), peak))
     out = []
     for (w, size, prec, batch, gpu, world), vals in sorted(buckets.items(), key=lambda kv: tuple(map(str, kv[0]))):
         out.append(Measurement(
@@ -129,8 +136,9 @@ def collect_measurements(results: Sequence[Results]) -> tuple[list[Measurement],
             samples_per_s_per_gpu=statistics.median(v[0] for v in vals), runs=len(vals),
             origin=", ".join(sorted({v[2] for v in vals})),
             flops_per_sample=next((v[1] for v in vals if v[1]), None),
+            peak_mem_bytes=statistics.median(peaks) if (peaks := [v[3] for v in vals if v[3]]) else None,
         ))
-    return out, resumes
+    return out, resumes, searches
 
 
 def _workload(name):
@@ -206,7 +214,7 @@ def _flags(price: PriceRow | None, spec: GpuSpec | None, measured: bool) -> str:
 
 
 def build_groups(results: Sequence[Results], prices: Iterable[PriceRow], cfg: SelectConfig) -> list[Group]:
-    measurements, resumes = collect_measurements(results)
+    measurements, resumes, searches = collect_measurements(results)
     if cfg.workload:
         measurements = [m for m in measurements if m.workload == cfg.workload]
         if not measurements:
@@ -222,7 +230,10 @@ def build_groups(results: Sequence[Results], prices: Iterable[PriceRow], cfg: Se
     groups = []
     for workload, size, precision in targets:
         candidates = [m for m in measurements if m.workload == workload]
-        groups.append(_group(workload, size, precision, candidates, resumes, prices, catalog, cfg))
+        group = _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
+        group.searches = [r for r in searches if r.workload == workload and (r.size or "full") == size
+                          and (r.precision or "fp32") == precision]
+        groups.append(group)
     return groups
 
 
@@ -299,7 +310,7 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
     rows.sort(key=lambda r: _rank_key(r, cfg.spot))
     return Group(
         workload=workload, size=size, precision=precision, batch_size=batch, epoch_samples=epoch,
-        epoch_source=getattr(w, "epoch_source", "") if w else "", measurements=candidates, rows=rows,
+        epoch_source=getattr(w, "epoch_source", "") if w else "", measurements=candidates, searches=[], rows=rows,
         checkpoint=ckpt, memory=est, notes=notes,
     )
 
