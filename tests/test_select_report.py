@@ -53,7 +53,7 @@ def test_select_on_a_cpu_run_marks_gpu_rows_projected_and_cpu_measured(cpu_resul
     assert group.checkpoint.label.startswith("measured")
     md = (out / "select.md").read_text()
     assert md in capsys.readouterr().out  # printed as well as written
-    assert re.search(r"\| measured on cpu +\| 40 ", md)
+    assert re.search(r"\| measured on cpu +\| 40 +\| [\d.]+ h ", md)
     assert md.count("projected from cpu") >= len(gpu_rows) - 2
     html = (out / "select.html").read_text()
     # self-contained: charts embedded as PNG data, nothing fetched from elsewhere
@@ -145,3 +145,15 @@ def test_report_compares_the_estimate_with_measured_peaks_and_oom_searches(tmp_p
     assert re.search(r"Check on a100-80g: estimate [\d.]+ GB vs measured max_memory_allocated 0\.03 GB at batch 8", out)
     assert "Check on cpu" not in out  # process RSS is never compared with device memory
     assert "Largest batch found by trying on a100-80g: 3000 (OOM search)" in out
+
+
+def test_a_measured_multi_gpu_run_is_used_for_the_instance_with_that_many_gpus(tmp_path):
+    one = _rec("h100", 100.0)
+    eight = _rec("h100", 700.0, kind="ddp")  # 8 ranks together: 87.5 per GPU
+    eight.world_size = 8
+    path = write_results(tmp_path / "h.json", {"gpu_profile": "h100"}, [one, eight])
+    (group,) = build_groups([load_results(path)], packaged_prices(), SelectConfig(clouds=("aws",)))
+    p5 = next(r for r in group.rows if r.instance_type == "p5.48xlarge")
+    p5_1 = next(r for r in group.rows if r.instance_type == "p5.4xlarge")
+    assert p5.measured and p5.samples_per_s == pytest.approx(700.0) and p5.basis == "measured on h100"
+    assert p5_1.measured and p5_1.samples_per_s == pytest.approx(100.0)

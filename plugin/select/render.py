@@ -13,12 +13,24 @@ from plugin.select.charts import group_chart_png
 
 __all__ = ["HEADERS", "table_rows", "render_markdown", "render_html"]
 
-HEADERS = ["#", "instance", "GPUs", "throughput basis", "samples/s", "h/epoch",
+HEADERS = ["#", "instance", "GPUs", "throughput basis", "samples/s", "time/epoch",
            "on-demand $/epoch", "spot $/epoch (expected)", "ckpt every", "fits", "max batch", "flag"]
 
 
 def _num(x, fmt) -> str:
     return "n/a" if x is None else format(x, fmt)
+
+
+def _rate(x: float | None) -> str:
+    return "n/a" if x is None else (f"{x:,.0f}" if x >= 100 else f"{x:.3g}")
+
+
+def _duration(hours: float | None) -> str:
+    if hours is None:
+        return "n/a"
+    if hours < 1 / 60:
+        return f"{hours * 3600:.3g} s"
+    return f"{hours * 60:.3g} min" if hours < 1 else f"{hours:.3g} h"
 
 
 def _fit(row: CostRow) -> tuple[str, str]:
@@ -42,8 +54,8 @@ def table_rows(group: Group) -> list[list[str]]:
         if r.spot_usd is not None and r.spot_overhead is not None:
             spot += f" (+{r.spot_overhead:.0%} time)"
         where = f"{r.cloud} {r.region} {r.instance_type}" if r.cloud != "-" else r.instance_type
-        out.append([i, where, f"{r.gpu_count}x {r.gpu}", r.basis, _num(r.samples_per_s, ".4g"),
-                    _num(r.epoch_hours, ".3g"), _num(r.on_demand_usd, ".4g"), spot, _interval(r),
+        out.append([i, where, f"{r.gpu_count}x {r.gpu}", r.basis, _rate(r.samples_per_s),
+                    _duration(r.epoch_hours), _num(r.on_demand_usd, ".4g"), spot, _interval(r),
                     fits, largest, r.flag])
     return out
 

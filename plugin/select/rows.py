@@ -247,6 +247,9 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
     notes = []
     if w is None:
         notes.append(f"workload {workload!r} is not registered here: epoch size and memory fit unknown")
+    if size == "tiny" and not cfg.size:
+        notes.append("tiny preset: its GPU projections ignore kernel-launch and latency limits that dominate "
+                     "tiny models; pass --size full for the published configuration")
     flops_target = w.flops_per_sample(size) if w else next((m.flops_per_sample for m in same if m.flops_per_sample), None)
     ckpt = _checkpoint(resumes, workload, size, est, cfg)
     a = cfg.spot_assumptions
@@ -275,10 +278,12 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
         spec = catalog.get(price.gpu)
         mine = [m for m in same if m.gpu == price.gpu]
         if mine:
-            m = max(mine, key=lambda m: m.runs)
+            # the run on as many GPUs as the instance has, else the largest that fits in it
+            m = max(mine, key=lambda m: (m.world_size == price.gpu_count, m.world_size <= price.gpu_count, m.world_size, m.runs))
             basis = f"measured on {m.gpu}"
-            if price.gpu_count > m.world_size:
-                basis += f" ({m.world_size} GPU{'s' if m.world_size > 1 else ''}; x{price.gpu_count} assumes linear scaling)"
+            if price.gpu_count != m.world_size:
+                basis += (f" ({m.world_size} GPU{'s' if m.world_size > 1 else ''}; per-GPU rate x{price.gpu_count} "
+                          f"assumes linear scaling)")
             rows.append(make_row(price, price.gpu, price.gpu_count, m.samples_per_s_per_gpu, True, basis, spec))
         else:
             src = _pick_source(candidates, spec, size, precision)
