@@ -99,9 +99,11 @@ def add_options(parser: pytest.Parser) -> None:
                     help="results file to write (default reports/results/<time>-<host>.json)")
     group.addoption("--trainbench-report", default="reports/latest.md", metavar="PATH",
                     help="markdown summary written at session end (default reports/latest.md)")
+    from plugin.cost.options import add_options as add_price_options
     from plugin.distributed.options import add_options as add_distributed_options
 
     add_distributed_options(group)  # --topology, --nproc, --ddp-bucket-mb, --dist-timeout
+    add_price_options(group)  # --price-file, --price-mode (plugin/cost/options.py)
 
 
 def usage_error(exc: InputError | argparse.ArgumentTypeError) -> pytest.UsageError:

@@ -18,6 +18,7 @@ from plugin.session import BenchSession, default_results_path, resolve_profile
 
 SESSION_KEY = pytest.StashKey[BenchSession]()
 _HOOK_WORKLOADS = pytest.StashKey[list]()
+_PRICES = pytest.StashKey[list]()  # price rows for cost_per_epoch_usd (validated at configure)
 
 # Parametrized axes: a test that requests one of these fixtures gets one case per value.
 AXES: dict[str, Callable[[pytest.Config], list[str]]] = {}
@@ -75,6 +76,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_HOOK_WORKLOADS] = registered
         for name in config.getoption("--workload") or []:
             workloads().get(name)  # unknown name -> error listing the known ones
+        from plugin.cost.options import prices_for
+
+        config.stash[_PRICES] = prices_for(config)  # a bad $TRAINBENCH_PRICES file is refused here
     except TrainbenchError as exc:
         raise pytest.UsageError(str(exc)) from None
     on_gpu = device.type == "cuda"
@@ -164,6 +168,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from plugin.report import write_summary_markdown
     from plugin.results import write_results
 
+    from plugin.cost import fill_costs
+
+    fill_costs(bench.records, session.config.stash.get(_PRICES, None))
     _environment(bench)
     write_results(bench.results_path, bench.environment, bench.records)
     write_summary_markdown(bench.report_path, bench.environment, bench.records, bench.results_path)

@@ -116,25 +116,28 @@ def test_amp_halves_most_activations():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.parametrize("name", BUILTINS)
-def test_estimate_against_cuda_max_memory_allocated(name):
-    # One training step at the tiny preset on the GPU; the estimate (traced on cuda) should sit
-    # below the measured peak (which adds backward transients) and within 35% of it.
+@pytest.mark.parametrize("name,batch", [("resnet50", 32), ("bert-base", 32), ("gpt-small", 4)])
+def test_estimate_against_cuda_max_memory_allocated(name, batch):
+    # Full presets (activations dominate, so cuBLAS/cuDNN workspaces are small beside them); two
+    # optimizer steps, the second with optimizer state allocated; peak over the second. The
+    # estimate (traced on cuda) leaves out backward transients, so it sits somewhat below.
     w = get_workload(name)
-    size, batch = "tiny", 64
+    size = "full"
     est = estimate_memory(w, size, "fp32", trace_device="cuda")
     dev = torch.device("cuda")
+    torch.manual_seed(0)
     model = w.model(size).to(dev)
     opt = w.optimizer(model.parameters(), size)
     data = {k: v.to(dev) for k, v in _batch(w, size, batch).items()}
-    for _ in range(2):  # the second step has optimizer state allocated
+    for _ in range(2):
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-        opt.zero_grad(set_to_none=False)
+        opt.zero_grad(set_to_none=False)  # grads stay allocated, as the estimate counts them
         w.loss(model, data).backward()
         opt.step()
         torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated()
     estimate = est.total_bytes(batch)
-    print(f"{name}: estimate {estimate / 1e6:.1f} MB, max_memory_allocated {peak / 1e6:.1f} MB")
-    assert 0.65 * peak <= estimate <= 1.10 * peak
+    print(f"{name} full batch {batch}: estimate {estimate / 1e9:.3f} GB, max_memory_allocated {peak / 1e9:.3f} GB, "
+          f"ratio {estimate / peak:.3f}")
+    assert 0.6 * peak <= estimate <= 1.15 * peak
