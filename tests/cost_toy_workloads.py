@@ -14,7 +14,10 @@ from torch.utils.data import Dataset
 
 from plugin.workloads import Workload
 
-GPT_SIZES = {"tiny": dict(vocab=64, d=32, heads=2, layers=2, seq=16), "wide": dict(vocab=256, d=128, heads=4, layers=3, seq=64)}
+GPT_SIZES = {
+    "tiny": dict(vocab=64, d=32, heads=2, layers=2, seq=16),
+    "wide": dict(vocab=256, d=128, heads=4, layers=3, seq=64),
+}
 CNN_SIZES = {"tiny": dict(width=8, blocks=2, res=16, classes=10), "wide": dict(width=32, blocks=3, res=32, classes=100)}
 
 
@@ -81,7 +84,8 @@ class ToyCNN(nn.Module):
         layers, cin = [], 3
         for i in range(blocks):
             cout = width * 2**i
-            layers += [nn.Conv2d(cin, cout, 3, stride=2 if i else 1, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU()]
+            conv = nn.Conv2d(cin, cout, 3, stride=2 if i else 1, padding=1, bias=False)
+            layers += [conv, nn.BatchNorm2d(cout), nn.ReLU()]
             cin = cout
         self.features = nn.Sequential(*layers)
         self.fc = nn.Linear(cin, classes)

@@ -75,7 +75,11 @@ def test_daly_interval_is_m_when_checkpoints_cost_more_than_2m():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.floats(min_value=1, max_value=3600), st.floats(min_value=600, max_value=7 * 86400), st.floats(min_value=0, max_value=1800))
+@given(
+    st.floats(min_value=1, max_value=3600),  # delta, s
+    st.floats(min_value=600, max_value=7 * 86400),  # M, s
+    st.floats(min_value=0, max_value=1800),  # R, s
+)
 def test_daly_interval_minimises_expected_wall_time(delta, mtbi, restart):
     if delta >= mtbi / 2:  # the expansion is for delta << M
         return
@@ -126,7 +130,8 @@ def test_cost_for_record_uses_cheapest_unflagged_per_gpu_price():
     usd, desc = cost_for_record(rec, _W(), ROWS)
     assert usd == pytest.approx(0.1871927, rel=1e-6)
     assert "one" in desc and "measured" in desc
-    rec2 = Record(test="t", kind="ddp", workload="resnet50", gpu="a100-80g", world_size=8, metrics={"samples_per_s": 8000.0})
+    rec2 = Record(test="t", kind="ddp", workload="resnet50", gpu="a100-80g", world_size=8,
+                  metrics={"samples_per_s": 8000.0})
     usd2, _ = cost_for_record(rec2, _W(), ROWS)
     assert usd2 == pytest.approx(1_281_167 / 8000 / 3600 * 27.44705)  # per-GPU price x 8 GPUs
     spot, _ = cost_for_record(rec2, _W(), ROWS, spot=True)

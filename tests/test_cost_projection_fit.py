@@ -37,7 +37,8 @@ def test_projecting_onto_the_measured_gpu_gives_the_measurement(sps, f, b, name)
 @given(pos, flops, st.floats(min_value=1.1, max_value=10))
 def test_compute_bound_throughput_scales_with_peak(sps, f, k):
     a100 = get_gpu("a100-80g")
-    faster = dataclasses.replace(a100, name="a100x", peak_tflops={p: (v * k if v else v) for p, v in a100.peak_tflops.items()})
+    peaks = {p: (v * k if v else v) for p, v in a100.peak_tflops.items()}
+    faster = dataclasses.replace(a100, name="a100x", peak_tflops=peaks)
     sps = min(sps, 0.5 / roofline_time(f, None, a100, "bf16")[0])
     base = project(sps, a100, "a100-80g", a100, f, f, "bf16", "bf16")
     up = project(sps, a100, "a100-80g", faster, f, f, "bf16", "bf16")

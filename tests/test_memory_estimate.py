@@ -58,7 +58,8 @@ def test_model_state_bytes_are_exact(name, opt):
     w = _workload(name)
     torch.manual_seed(0)
     model = w.model("tiny")
-    optimizer = w.optimizer(model.parameters(), "tiny") if OPTIMIZERS[opt] is None else OPTIMIZERS[opt](model.parameters())
+    make = OPTIMIZERS[opt] or (lambda ps: w.optimizer(ps, "tiny"))
+    optimizer = make(model.parameters())
     params, grads, opt_bytes, _ = state_bytes(model, optimizer)
     measured = _measured_state_bytes(model, optimizer, w.loss, _batch(w, "tiny", 2))
     assert params + grads + opt_bytes == measured

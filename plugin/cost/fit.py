@@ -58,7 +58,9 @@ def check_fit(est: MemoryEstimate, gpu: GpuSpec, batch: int, amp_est: MemoryEsti
     elif not fits:
         if largest:
             steps = -(-batch // largest)
-            advice.append(f"gradient accumulation: micro-batch {largest} x {steps} steps keeps the effective batch {batch}")
+            advice.append(
+                f"gradient accumulation: micro-batch {largest} x {steps} steps keeps the effective batch {batch}"
+            )
         if amp_est is not None and est.precision not in ("bf16", "fp16"):
             amp_largest = amp_est.largest_batch(usable)
             dtype = "bf16" if gpu.peak_tflops.get("bf16") else "fp16 (+GradScaler)"

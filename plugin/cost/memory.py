@@ -102,7 +102,8 @@ def optimizer_state_bytes(optimizer: torch.optim.Optimizer) -> tuple[int | None,
         def per_param(p, group):
             return _numel_bytes(p) if group.get("momentum", 0) else 0
 
-        desc = "SGD (1 momentum buffer/param)" if any(g.get("momentum", 0) for g in optimizer.param_groups) else "SGD (no state)"
+        momentum = any(g.get("momentum", 0) for g in optimizer.param_groups)
+        desc = "SGD (1 momentum buffer/param)" if momentum else "SGD (no state)"
     elif isinstance(optimizer, (torch.optim.Adam, torch.optim.AdamW)):
         def per_param(p, group):
             buffers = 3 if group.get("amsgrad", False) else 2

@@ -25,7 +25,8 @@ def add_options(group) -> None:
                     help=f"instance prices (same columns as the packaged prices.csv) merged over the packaged "
                          f"catalog for cost per epoch; also ${PRICES_ENV}")
     group.addoption("--price-mode", choices=PRICE_MODES, default=None,
-                    help=f"merge the price file over the packaged catalog (default) or replace it; also ${PRICES_MODE_ENV}")
+                    help="merge the price file over the packaged catalog (default) or replace it; "
+                         f"also ${PRICES_MODE_ENV}")
 
 
 def prices_for(config) -> list[PriceRow]:

@@ -53,8 +53,8 @@ def group_chart_png(group: Group, spot: bool = False) -> bytes | None:
     for i, r in enumerate(rows):
         if r.rank_cost(spot) is None:
             ax1.annotate(" n/a", (0, i), va="center", fontsize=8)
-    ax2.legend(handles=[Patch(color="#2c7fb8", label="measured"), Patch(facecolor="#a6bddb", hatch="//", label="projected")],
-               loc="lower right", fontsize=8)
+    legend = [Patch(color="#2c7fb8", label="measured"), Patch(facecolor="#a6bddb", hatch="//", label="projected")]
+    ax2.legend(handles=legend, loc="lower right", fontsize=8)
     title = f"{group.workload} ({group.size}, {group.precision})"
     if any(r.flag for r in rows):
         title += "   * flagged price row or GPU spec: see the table"

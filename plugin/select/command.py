@@ -25,7 +25,9 @@ KNOWN_CLOUDS = ("aws", "gcp", "azure", "alibaba", "tencent")
 def parse_clouds(text: str) -> tuple[str, ...]:
     clouds = tuple(c.strip().lower() for c in text.split(",") if c.strip())
     if not clouds:
-        raise argparse.ArgumentTypeError(f"--clouds needs a comma-separated list, e.g. aws,gcp; known: {', '.join(KNOWN_CLOUDS)}")
+        raise argparse.ArgumentTypeError(
+            f"--clouds needs a comma-separated list, e.g. aws,gcp; known: {', '.join(KNOWN_CLOUDS)}"
+        )
     return clouds
 
 
@@ -48,16 +50,19 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("results", nargs="+", metavar="RESULTS", help="results files (JSON) from one or more machines")
     p.add_argument("--workload", help="only this workload (default: every workload in the results)")
     p.add_argument("--size", help="preset to project to, e.g. full (default: the measured one)")
-    p.add_argument("--precision", choices=("fp32", "tf32", "bf16", "fp16"), help="precision to project to (default: measured)")
+    p.add_argument("--precision", choices=("fp32", "tf32", "bf16", "fp16"),
+                   help="precision to project to (default: the measured one)")
     p.add_argument("--spot", action="store_true", help="rank by expected spot cost (interruptions included)")
     p.add_argument("--clouds", type=parse_clouds, help=f"comma-separated clouds to include ({', '.join(KNOWN_CLOUDS)})")
     p.add_argument("--price-file", help=f"a price CSV merged over the packaged catalog (also ${PRICES_ENV})")
-    p.add_argument("--price-mode", choices=PRICE_MODES, help="merge the price file over the catalog (default) or replace it")
+    p.add_argument("--price-mode", choices=PRICE_MODES,
+                   help="merge the price file over the catalog (default) or replace it")
     p.add_argument("--mtbi-hours", type=positive_float, default=SpotAssumptions.mtbi_s / 3600,
                    help="assumed mean time between spot interruptions, hours (default %(default)g)")
     p.add_argument("--restart-min", type=positive_float, default=SpotAssumptions.restart_s / 60,
                    help="assumed minutes to get a replacement instance running (default %(default)g)")
-    p.add_argument("--ckpt-save-s", type=positive_float, help="checkpoint write time in s (default: resume records, else estimated)")
+    p.add_argument("--ckpt-save-s", type=positive_float,
+                   help="checkpoint write time in s (default: resume records, else estimated)")
     p.add_argument("--out", default="reports", help="directory for select.md and select.html (default %(default)s)")
     p.set_defaults(func=run)
     return p

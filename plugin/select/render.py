@@ -69,7 +69,8 @@ def _intro(cfg: SelectConfig, sources: Sequence[str], price_note: str) -> list[s
         f"Spot model: mean time between interruptions {a.mtbi_s / 3600:g} h (assumed, --mtbi-hours), "
         f"restart {a.restart_s / 60:g} min (assumed, --restart-min) + checkpoint load; checkpoint "
         "interval from Daly (2006), T = sqrt(2 delta M)(1 + sqrt(delta/2M)/3 + delta/18M) - delta.",
-        "Measured rows are measurements; projected rows are roofline estimates from the named device, never measurements.",
+        "Measured rows are measurements; projected rows are roofline estimates from the named device, "
+        "never measurements.",
     ]
 
 
@@ -86,18 +87,21 @@ def _group_lines(g: Group) -> tuple[str, list[str], list[str]]:
     if est is not None and est.state_bytes is not None and g.batch_size:
         facts.append(
             f"Memory estimate: weights+grads+optimizer {est.state_bytes / 1e9:.2f} GB ({est.optimizer}), "
-            f"activations {est.activation_per_sample_bytes / 1e6:.1f} MB/sample + {est.activation_fixed_bytes / 1e6:.1f} MB "
-            f"= {est.total_bytes(g.batch_size) / 1e9:.2f} GB at batch {g.batch_size}; fit keeps 10% + 0.5 GB of each card back."
+            f"activations {est.activation_per_sample_bytes / 1e6:.1f} MB/sample "
+            f"+ {est.activation_fixed_bytes / 1e6:.1f} MB = {est.total_bytes(g.batch_size) / 1e9:.2f} GB "
+            f"at batch {g.batch_size}; fit keeps 10% + 0.5 GB of each card back."
         )
         for m in g.measurements:
             if m.peak_mem_bytes and m.batch_size and (m.size, m.precision) == (g.size, g.precision):
                 guess = est.total_bytes(m.batch_size)
                 facts.append(f"Check on {m.gpu}: estimate {guess / 1e9:.2f} GB vs measured max_memory_allocated "
-                             f"{m.peak_mem_bytes / 1e9:.2f} GB at batch {m.batch_size} (ratio {guess / m.peak_mem_bytes:.2f}).")
+                             f"{m.peak_mem_bytes / 1e9:.2f} GB at batch {m.batch_size} "
+                             f"(ratio {guess / m.peak_mem_bytes:.2f}).")
     for gpu in sorted({r.gpu or "?" for r in g.searches}):
         largest = {r.config["largest_batch"] for r in g.searches if (r.gpu or "?") == gpu}
         facts.append(f"Largest batch found by trying on {gpu}: {', '.join(map(str, sorted(largest)))} (OOM search).")
-    facts.append(f"Checkpoint write delta = {g.checkpoint.save_s:.3g} s, load {g.checkpoint.load_s:.3g} s ({g.checkpoint.label}).")
+    ck = g.checkpoint
+    facts.append(f"Checkpoint write delta = {ck.save_s:.3g} s, load {ck.load_s:.3g} s ({ck.label}).")
     facts += g.notes
     advice, seen = [], set()
     for r in g.rows:
@@ -127,7 +131,8 @@ def render_markdown(groups: Sequence[Group], cfg: SelectConfig, sources: Sequenc
             lines += ["What to change where it does not fit:", ""] + [f"- {a}" for a in advice] + [""]
     flags = _flag_notes(groups)
     if flags:
-        lines += ["## Flagged price rows", "", "Shown in the tables with their flag; check them before relying on them.", ""]
+        lines += ["## Flagged price rows", "",
+                  "Shown in the tables with their flag; check them before relying on them.", ""]
         lines += [f"- {f}" for f in flags] + [""]
     return "\n".join(lines)
 
@@ -139,17 +144,20 @@ th{background:#f0f0f0}img{max-width:100%}li{margin:2px 0}"""
 
 def render_html(groups: Sequence[Group], cfg: SelectConfig, sources: Sequence[str], price_note: str) -> str:
     e = html.escape
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Instance selection</title><style>{_CSS}</style></head><body>",
-             "<h1>Instance selection</h1><ul>" + "".join(f"<li>{e(x)}</li>" for x in _intro(cfg, sources, price_note)) + "</ul>"]
+    intro = "".join(f"<li>{e(x)}</li>" for x in _intro(cfg, sources, price_note))
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>Instance selection</title>"
+             f"<style>{_CSS}</style></head><body>", f"<h1>Instance selection</h1><ul>{intro}</ul>"]
     for g in groups:
         title, facts, advice = _group_lines(g)
         parts.append(f"<h2>{e(title)}</h2><ul>" + "".join(f"<li>{e(f)}</li>" for f in facts) + "</ul>")
         png = group_chart_png(g, cfg.spot)
         if png:
-            parts.append(f"<img alt='cost and time per epoch per GPU' src='data:image/png;base64,{base64.b64encode(png).decode()}'>")
+            data = base64.b64encode(png).decode()
+            parts.append(f"<img alt='cost and time per epoch per GPU' src='data:image/png;base64,{data}'>")
         parts.append(tabulate(table_rows(g), headers=HEADERS, tablefmt="html", disable_numparse=True))
         if advice:
-            parts.append("<p>What to change where it does not fit:</p><ul>" + "".join(f"<li>{e(a)}</li>" for a in advice) + "</ul>")
+            items = "".join(f"<li>{e(a)}</li>" for a in advice)
+            parts.append(f"<p>What to change where it does not fit:</p><ul>{items}</ul>")
     flags = _flag_notes(groups)
     if flags:
         parts.append("<h2>Flagged price rows</h2><ul>" + "".join(f"<li>{e(f)}</li>" for f in flags) + "</ul>")

@@ -23,7 +23,15 @@ from plugin.cost.spot import SpotAssumptions, spot_estimate
 from plugin.errors import InputError
 from plugin.results import Results
 
-__all__ = ["Measurement", "CheckpointTiming", "CostRow", "Group", "SelectConfig", "collect_measurements", "build_groups"]
+__all__ = [
+    "Measurement",
+    "CheckpointTiming",
+    "CostRow",
+    "Group",
+    "SelectConfig",
+    "collect_measurements",
+    "build_groups",
+]
 
 THROUGHPUT_KINDS = ("training", "ddp")
 ASSUMED_WRITE_BYTES_PER_S = 200e6  # checkpoint write when none was measured: a cloud network disk
@@ -123,12 +131,14 @@ def collect_measurements(results: Sequence[Results]) -> tuple[list[Measurement],
             if rec.kind not in THROUGHPUT_KINDS or rec.status != "passed" or not rec.workload or not sps:
                 continue
             world = max(1, int(rec.world_size or 1))
-            key = (rec.workload, rec.size or "full", rec.precision or "fp32", rec.batch_size, _device_of(rec, res.environment), world)
+            device = _device_of(rec, res.environment)
+            key = (rec.workload, rec.size or "full", rec.precision or "fp32", rec.batch_size, device, world)
             flops = rec.metrics.get("model_flops_per_s")
             peak = rec.metrics.get("peak_mem_bytes")
             if rec.config.get("peak_mem_kind", "cuda_allocated") != "cuda_allocated" or key[4] == "cpu":
                 peak = None  # process RSS is a different quantity: never compared with device memory
-            buckets.setdefault(key, []).append((sps / world, flops / sps if flops else None, str(res.path or "?"), peak))
+            flops_per_sample = flops / sps if flops else None
+            buckets.setdefault(key, []).append((sps / world, flops_per_sample, str(res.path or "?"), peak))
     out = []
     for (w, size, prec, batch, gpu, world), vals in sorted(buckets.items(), key=lambda kv: tuple(map(str, kv[0]))):
         out.append(Measurement(
@@ -177,10 +187,12 @@ def _checkpoint(resumes, workload: str, size: str, est: MemoryEstimate | None, c
     if rated and ckpt_bytes:
         rate = statistics.median(r.metrics["ckpt_bytes"] / r.metrics["ckpt_save_s"] for r in rated)
         save = ckpt_bytes / rate
-        return CheckpointTiming(save, save, f"scaled: {ckpt_bytes / 1e9:.2f} GB at the measured {rate / 1e6:.0f} MB/s write")
+        label = f"scaled: {ckpt_bytes / 1e9:.2f} GB at the measured {rate / 1e6:.0f} MB/s write"
+        return CheckpointTiming(save, save, label)
     if ckpt_bytes:
         save = max(1.0, ckpt_bytes / ASSUMED_WRITE_BYTES_PER_S)
-        return CheckpointTiming(save, save, f"assumed: {ckpt_bytes / 1e9:.2f} GB at {ASSUMED_WRITE_BYTES_PER_S / 1e6:.0f} MB/s")
+        label = f"assumed: {ckpt_bytes / 1e9:.2f} GB at {ASSUMED_WRITE_BYTES_PER_S / 1e6:.0f} MB/s"
+        return CheckpointTiming(save, save, label)
     return CheckpointTiming(a.ckpt_save_s, a.ckpt_save_s, f"assumed: {a.ckpt_save_s:g} s (no checkpoint size known)")
 
 
@@ -199,7 +211,8 @@ def _pick_source(candidates: list[Measurement], target: GpuSpec, size: str, prec
     def key(m: Measurement):
         spec = catalog.get(m.gpu)
         has_peak = spec is not None and spec.peak_flops(m.precision) is not None
-        return (m.size != size, m.precision != precision, not has_peak, _peak_distance(spec, target, precision), -m.runs)
+        distance = _peak_distance(spec, target, precision)
+        return (m.size != size, m.precision != precision, not has_peak, distance, -m.runs)
 
     return min(candidates, key=key)
 
@@ -250,7 +263,8 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
     if size == "tiny" and not cfg.size:
         notes.append("tiny preset: its GPU projections ignore kernel-launch and latency limits that dominate "
                      "tiny models; pass --size full for the published configuration")
-    flops_target = w.flops_per_sample(size) if w else next((m.flops_per_sample for m in same if m.flops_per_sample), None)
+    recorded_flops = next((m.flops_per_sample for m in same if m.flops_per_sample), None)
+    flops_target = w.flops_per_sample(size) if w else recorded_flops
     ckpt = _checkpoint(resumes, workload, size, est, cfg)
     a = cfg.spot_assumptions
     rows: list[CostRow] = []
@@ -262,7 +276,8 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
         on_demand = spot = overhead = interval = None
         if hours is not None and price is not None:
             on_demand = cost_per_epoch(epoch, sps, price.price_per_gpu(False), count)
-            s = spot_estimate(hours * 3600, price.price_per_gpu(True), count, ckpt.save_s, a.mtbi_s, a.restart_s + ckpt.load_s)
+            restart = a.restart_s + ckpt.load_s
+            s = spot_estimate(hours * 3600, price.price_per_gpu(True), count, ckpt.save_s, a.mtbi_s, restart)
             spot, overhead, interval = s.cost_usd, s.overhead, s.interval_s
         return CostRow(
             cloud=price.cloud if price else "-", region=price.region if price else "-",
@@ -279,7 +294,8 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
         mine = [m for m in same if m.gpu == price.gpu]
         if mine:
             # the run on as many GPUs as the instance has, else the largest that fits in it
-            m = max(mine, key=lambda m: (m.world_size == price.gpu_count, m.world_size <= price.gpu_count, m.world_size, m.runs))
+            n = price.gpu_count
+            m = max(mine, key=lambda m: (m.world_size == n, m.world_size <= n, m.world_size, m.runs))
             basis = f"measured on {m.gpu}"
             if price.gpu_count != m.world_size:
                 basis += (f" ({m.world_size} GPU{'s' if m.world_size > 1 else ''}; per-GPU rate x{price.gpu_count} "
@@ -306,12 +322,14 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
             basis = proj.basis if proj else f"n/a: no FLOPs per sample for {workload}"
             if proj and proj.samples_per_s and price.gpu_count > 1:
                 basis += f"; x{price.gpu_count} assumes linear scaling"
-            rows.append(make_row(price, price.gpu, price.gpu_count, proj.samples_per_s if proj else None, False, basis, spec))
+            sps = proj.samples_per_s if proj else None
+            rows.append(make_row(price, price.gpu, price.gpu_count, sps, False, basis, spec))
         priced.add(price.gpu)
     for m in same:
         if m.gpu not in priced:
             spec = catalog.get(m.gpu)
-            rows.append(make_row(None, m.gpu, m.world_size, m.samples_per_s_per_gpu, True, f"measured on {m.gpu}", spec))
+            basis = f"measured on {m.gpu}"
+            rows.append(make_row(None, m.gpu, m.world_size, m.samples_per_s_per_gpu, True, basis, spec))
     rows.sort(key=lambda r: _rank_key(r, cfg.spot))
     return Group(
         workload=workload, size=size, precision=precision, batch_size=batch, epoch_samples=epoch,
