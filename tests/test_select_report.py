@@ -157,3 +157,15 @@ def test_a_measured_multi_gpu_run_is_used_for_the_instance_with_that_many_gpus(t
     p5_1 = next(r for r in group.rows if r.instance_type == "p5.4xlarge")
     assert p5.measured and p5.samples_per_s == pytest.approx(700.0) and p5.basis == "measured on h100"
     assert p5_1.measured and p5_1.samples_per_s == pytest.approx(100.0)
+
+
+def test_summary_prefers_unflagged_rows_and_names_cheaper_flagged_ones(tmp_path, capsys):
+    # measured on an a100-80g: flagged rows (GCP a2-ultragpu, a3-highgpu) are among the cheapest
+    path = write_results(tmp_path / "a.json", {"gpu_profile": "a100-80g"}, [_rec("a100-80g", 1000.0)])
+    assert main(["select", str(path), "--out", str(tmp_path / "o")]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("- Cheapest on-demand:"))
+    chosen, _, flagged = line.partition("; better but flagged (SUSPECT): ")
+    flags = {r.instance_type: r.flag for r in packaged_prices()}
+    picked = re.match(r"- Cheapest on-demand: \S+ (\S+) \(", chosen).group(1)
+    named = re.match(r"\S+ (\S+),", flagged).group(1)
+    assert flags[picked] == "" and flags[named].startswith("SUSPECT")

@@ -74,9 +74,40 @@ def _intro(cfg: SelectConfig, sources: Sequence[str], price_note: str) -> list[s
     ]
 
 
+def _pick(g: Group, key, flagged: bool) -> CostRow | None:
+    ok = [r for r in g.rows
+          if key(r) is not None and not (r.fit and r.fit.fits is False) and bool(r.flag) == flagged]
+    return min(ok, key=key, default=None)
+
+
+def _summary(g: Group) -> list[str]:
+    """Best unflagged row per question; a flagged row that looks better is named, not chosen."""
+    def say(r: CostRow, what) -> str:
+        return f"{r.cloud} {r.instance_type} ({r.gpu_count}x {r.gpu}, {what(r)}; {r.basis})"
+
+    questions = [
+        ("Cheapest on-demand", lambda r: r.on_demand_usd, lambda r: f"${r.on_demand_usd:.4g}/epoch"),
+        ("Cheapest spot (expected, interruptions included)", lambda r: r.spot_usd,
+         lambda r: f"${r.spot_usd:.4g}/epoch"),
+        ("Fastest", lambda r: r.epoch_hours if r.on_demand_usd is not None else None,
+         lambda r: f"{_duration(r.epoch_hours)}/epoch"),
+    ]
+    out = []
+    for label, key, what in questions:
+        best, risky = _pick(g, key, False), _pick(g, key, True)
+        if best is None and risky is None:
+            continue
+        line = f"{label}: " + (say(best, what) if best else "no unflagged row")
+        if risky is not None and (best is None or key(risky) < key(best)):
+            kind = risky.flag.split(":")[0]
+            line += f"; better but flagged ({kind}): {risky.cloud} {risky.instance_type}, {what(risky)}"
+        out.append(line)
+    return out
+
+
 def _group_lines(g: Group) -> tuple[str, list[str], list[str]]:
     title = f"{g.workload} ({g.size}, {g.precision}), batch {g.batch_size or 'n/a'}"
-    facts = []
+    facts = _summary(g)
     if g.epoch_samples:
         facts.append(f"Epoch: {g.epoch_samples:,} samples ({g.epoch_source or 'workload definition'}).")
     for m in g.measurements:
