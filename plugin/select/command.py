@@ -1,6 +1,6 @@
-"""`trainbench select RESULTS... [--workload W] [--spot] [--clouds aws,gcp] [--out DIR]`.
+"""Rank cloud instances by cost and time per epoch for the workloads in results files.
 
-Writes `select.md` and `select.html` (charts embedded, one self-contained page) under --out and
+`trainbench select RESULTS... [--workload W] [--spot] [--clouds aws,gcp] [--out DIR]` writes `select.md` and `select.html` (charts embedded, one self-contained page) under --out and
 prints the markdown. Exit 0, or 2 with a message on bad input.
 """
 
