@@ -165,10 +165,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     bench = session.config.stash.get(SESSION_KEY, None)
     if bench is None or not bench.records:
         return
+    from plugin.cost import fill_costs
     from plugin.report import write_summary_markdown
     from plugin.results import write_results
-
-    from plugin.cost import fill_costs
 
     fill_costs(bench.records, session.config.stash.get(_PRICES, None))
     _environment(bench)
