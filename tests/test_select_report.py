@@ -169,3 +169,27 @@ def test_summary_prefers_unflagged_rows_and_names_cheaper_flagged_ones(tmp_path,
     picked = re.match(r"- Cheapest on-demand: \S+ (\S+) \(", chosen).group(1)
     named = re.match(r"\S+ (\S+),", flagged).group(1)
     assert flags[picked] == "" and flags[named].startswith("SUSPECT")
+
+
+def test_a_model_the_memory_trace_cannot_run_gets_fit_na_not_a_crash(tmp_path):
+    import dataclasses
+
+    from cost_toy_workloads import TOY_GPT, gpt_loss
+    from plugin.workloads import register_workload, workloads
+
+    def data_dependent_loss(model, batch):
+        loss = gpt_loss(model, batch)
+        return loss * (1.0 if loss.item() > 0 else 2.0)  # .item(): no value under fake tensors
+
+    w = dataclasses.replace(TOY_GPT, name="toy-untraceable", loss=data_dependent_loss)
+    register_workload(w)
+    try:
+        rec = _rec("cpu", 40.0)
+        rec.workload = "toy-untraceable"
+        path = write_results(tmp_path / "u.json", {"gpu_profile": "cpu"}, [rec])
+        (group,) = build_groups([load_results(path)], packaged_prices(), SelectConfig(size="tiny"))
+        assert group.memory is None and any("memory estimate unavailable" in n for n in group.notes)
+        assert all(r.fit is None for r in group.rows)
+        assert any(r.on_demand_usd is not None for r in group.rows)  # costs still computed
+    finally:
+        workloads().unregister("toy-untraceable")

@@ -160,6 +160,9 @@ def _workload(name):
         return None
 
 
+_MEMORY_ERRORS: dict[tuple[str, str, str], str] = {}  # why an estimate is missing, for the report
+
+
 @lru_cache(maxsize=64)
 def _memory(name: str, size: str, precision: str) -> MemoryEstimate | None:
     w = _workload(name)
@@ -167,7 +170,10 @@ def _memory(name: str, size: str, precision: str) -> MemoryEstimate | None:
         return None
     try:
         return estimate_memory(w, size, precision)
-    except Exception:  # a model the fake-tensor trace cannot run: fit is then unknown
+    except InputError:
+        raise  # e.g. an unknown --size: the user's to fix
+    except Exception as exc:  # a model the fake-tensor trace cannot run: fit is then unknown
+        _MEMORY_ERRORS[(name, size, precision)] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
         return None
 
 
@@ -260,6 +266,8 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
     notes = []
     if w is None:
         notes.append(f"workload {workload!r} is not registered here: epoch size and memory fit unknown")
+    if est is None and (workload, size, precision) in _MEMORY_ERRORS:
+        notes.append(f"memory estimate unavailable ({_MEMORY_ERRORS[(workload, size, precision)]}): fit n/a")
     if size == "tiny" and not cfg.size:
         notes.append("tiny preset: its GPU projections ignore kernel-launch and latency limits that dominate "
                      "tiny models; pass --size full for the published configuration")
