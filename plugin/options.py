@@ -102,6 +102,9 @@ def add_options(parser: pytest.Parser) -> None:
     from plugin.distributed.options import add_options as add_distributed_options
 
     add_distributed_options(group)  # --topology, --nproc, --ddp-bucket-mb, --dist-timeout
+    from plugin.data.options import add_options as add_data_options
+
+    add_data_options(group)  # --storage, --num-workers, --data-dir, --s3-endpoint, ...
 
 
 def usage_error(exc: InputError | argparse.ArgumentTypeError) -> pytest.UsageError:
