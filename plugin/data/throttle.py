@@ -3,9 +3,11 @@
 Model: the disk is one server with two budgets, bytes/s and operations/s. A read of b bytes
 costs b byte-tokens and ceil(b / io_unit) operations (AWS counts SSD I/O in units of up to
 256 KiB; a larger read is several operations). Each budget keeps a "next free" time (GCRA /
-virtual scheduling, no burst credit: this models the baseline, not burst buckets): a read that
-arrives at t finishes no earlier than max(t, next_free) + cost / rate on either budget, and the
-caller sleeps until then. N bytes therefore take N / rate seconds however they are split.
+virtual scheduling): a read that arrives at t finishes no earlier than
+max(t - SLACK_S, next_free) + cost / rate on either budget, and the caller sleeps until then.
+N bytes therefore take N / rate seconds however they are split. SLACK_S (20 ms) of unused budget
+carries over so that a serial reader's own per-read overhead does not pile up on top of the
+limit; it is not a burst bucket (cloud burst credits are not modelled: the baseline is).
 
 The budgets live in shared memory with a lock, so ALL loader worker processes draw from one
 disk -- the measured aggregate rate is the limit, whatever --num-workers is. (The wrapper
@@ -27,6 +29,7 @@ from fsspec.spec import AbstractFileSystem
 __all__ = ["DiskLimits", "SharedBudget", "ThrottledFileSystem"]
 
 IO_UNIT = 256 * 1024  # bytes per counted operation (AWS EBS SSD volumes: I/O up to 256 KiB)
+SLACK_S = 0.02  # idle budget that carries over: limits may be exceeded by at most this much time
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,8 @@ class SharedBudget:
         ops = max(1, math.ceil(nbytes / lim.io_unit))
         with self._lock:
             now = time.monotonic()
-            done_b = max(now, self._next_free[0]) + nbytes / lim.bytes_per_s
-            done_o = max(now, self._next_free[1]) + ops / lim.iops
+            done_b = max(now - SLACK_S, self._next_free[0]) + nbytes / lim.bytes_per_s
+            done_o = max(now - SLACK_S, self._next_free[1]) + ops / lim.iops
             self._next_free[0], self._next_free[1] = done_b, done_o
         return max(done_b, done_o)
 
