@@ -1,6 +1,6 @@
 """Storage backends and the input pipeline: how much does the data path starve the device?
 
-    pytest bench/test_storage.py                                   # memory, local; 0,1 workers on CPU
+    pytest bench/test_storage.py                                   # local; 1 worker on CPU, 0,2,4,8 on GPU
     pytest bench/ --storage=memory,local,s3,s3+cache               # s3 on a local moto server
     pytest bench/ --storage=gp3,essd-pl1,throttle:50,1000 --num-workers=0,2,4,8
     pytest bench/ --storage=s3+cache --s3-endpoint=https://s3.us-east-1.amazonaws.com --s3-bucket=mine

@@ -18,8 +18,9 @@ __all__ = ["main", "build_parser"]
 
 def _subcommands() -> list:
     from plugin import run_cli
+    from plugin.data import prepare_cli
 
-    return [run_cli]
+    return [run_cli, prepare_cli]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -50,13 +50,13 @@ def _topologies(config: pytest.Config) -> list[str]:
 
 @_axis("tb_storage")
 def _storages(config: pytest.Config) -> list[str]:
-    return config.getoption("--storage") or ["memory", "local"]
+    return config.getoption("--storage") or ["local"]
 
 
 @_axis("tb_workers")
 def _workers(config: pytest.Config) -> list[int]:
     on_gpu = config.stash[SESSION_KEY].on_gpu if SESSION_KEY in config.stash else False
-    return config.getoption("--num-workers") or ([0, 2, 4, 8] if on_gpu else [0, 1])
+    return config.getoption("--num-workers") or ([0, 2, 4, 8] if on_gpu else [1])
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -121,10 +121,13 @@ def _configure_storage(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
 
 
-def pytest_report_header(config: pytest.Config) -> list[str]:
+def pytest_sessionstart(session: pytest.Session) -> None:
     from plugin.data import storage_context
 
-    return list(storage_context().notes)
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    for line in storage_context().notes:  # e.g. "started a local S3 server (moto) at ...": shown even with -q
+        if tr is not None:
+            tr.write_line(line)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -67,11 +67,11 @@ def add_options(group: Any) -> None:
     group.addoption("--storage", type=parse_storage_option, default=None,
                     help="comma list of storage backends -> one storage benchmark per backend: synthetic, memory, "
                          "local, s3, gp3, st1, cloud-ssd, essd-pl0..essd-pl3, throttle:<MB/s>,<IOPS>, and any of "
-                         "them with +cache (e.g. s3+cache). Default: memory,local for bench/test_storage.py; "
+                         "them with +cache (e.g. s3+cache). Default: local for bench/test_storage.py; "
                          "training benchmarks elsewhere use synthetic data")
     group.addoption("--num-workers", type=int_list("--num-workers", 0), default=None,
                     help="loader worker processes; a comma list sweeps them in the storage benchmarks "
-                         "(default: 0,1 on CPU, 0,2,4,8 on GPU; training elsewhere: the first value, or auto)")
+                         "(default: 1 on CPU, 0,2,4,8 on GPU; training elsewhere: the first value, or auto)")
     group.addoption("--prefetch-factor", type=_positive("--prefetch-factor"), default=None,
                     help="batches in flight per loader worker (torch default 2)")
     group.addoption("--pin-memory", type=_yes_no("--pin-memory"), default=None,
