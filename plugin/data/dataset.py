@@ -92,14 +92,14 @@ class ShardDataset(Dataset):
             raise IndexError(index)
         shard, start, end = self.locate(index)
         key = f"{index:09d}"
+        # I/O errors (missing file, network, permissions) propagate as they are; only what the
+        # bytes themselves say -- short, unparsable, undecodable -- is a corrupt shard
+        data = self.fs.cat_file(f"{self.root}/{shard}", start=start, end=end)
         try:
-            data = self.fs.cat_file(f"{self.root}/{shard}", start=start, end=end)
             if len(data) != end - start:
                 raise CorruptShard(f"truncated: bytes {start}-{end} wanted, {len(data)} read")
             return self._decode(data, key, epoch, index)
-        except (CorruptShard, tarfile.TarError, OSError, ValueError, KeyError, EOFError) as exc:
-            if isinstance(exc, (FileNotFoundError, PermissionError, ConnectionError, TimeoutError)):
-                raise
+        except (CorruptShard, tarfile.TarError, OSError, ValueError, KeyError, EOFError, SyntaxError) as exc:
             if self.skip_corrupt is not None:
                 self.skip_corrupt.add()
                 return None

@@ -37,7 +37,10 @@ class S3Target:
 
 def s3_filesystem(target: S3Target, *, probe: bool = False) -> Any:
     """An s3fs filesystem with bounded timeouts and retries (a dead endpoint fails, never hangs)."""
-    import s3fs
+    try:
+        import s3fs
+    except ImportError:
+        raise InputError("--storage=s3 needs s3fs: pip install 'pytest-trainbench[s3]' (or s3fs)") from None
 
     timeout = PROBE_TIMEOUT_S if probe else READ_TIMEOUT_S
     client_kwargs: dict[str, Any] = {}
