@@ -104,7 +104,8 @@ class StorageContext:
         raise ValueError(f"storage {spec.text!r} holds no shards")
 
     # ---- data sets -----------------------------------------------------------------------
-    def prepare(self, storage: str | StorageSpec, workload: str, size: str, seed: int, count: int) -> tuple[Manifest, str]:
+    def prepare(self, storage: str | StorageSpec, workload: str, size: str, seed: int,
+                count: int) -> tuple[Manifest, str]:
         """Shards for (workload, size, seed, count) on the backend, written once and reused."""
         spec = parse_storage(storage) if isinstance(storage, str) else storage
         key = dataset_key(workload, size, seed, count)

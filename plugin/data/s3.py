@@ -109,7 +109,8 @@ class MotoServer:
             if self._proc.poll() is not None:
                 self._log.seek(0)
                 err = self._log.read().decode(errors="replace")[-500:]
-                raise InputError(f"the local S3 server (moto) did not start: {err or 'exit ' + str(self._proc.returncode)}; "
+                why = err or f"exit {self._proc.returncode}"
+                raise InputError(f"the local S3 server (moto) did not start: {why}; "
                                  f"install it with pip install 'moto[server]', or pass --s3-endpoint")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):

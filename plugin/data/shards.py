@@ -67,7 +67,8 @@ def _key(index: int) -> str:
     return f"{index:09d}"
 
 
-def _build_shard(workload: str, size: str, seed: int, count: int, first: int, last: int) -> tuple[bytes, list[list[int]]]:
+def _build_shard(workload: str, size: str, seed: int, count: int, first: int,
+                 last: int) -> tuple[bytes, list[list[int]]]:
     """Tar bytes of samples [first, last) and each sample's [start, end) byte range."""
     from plugin.workloads import get_workload
 
