@@ -39,7 +39,7 @@ def _same(a: list[dict], b: list[dict]) -> bool:
     return len(a) == len(b) and all(torch.equal(x[k], y[k]) for x, y in zip(a, b) for k in x)
 
 
-@pytest.mark.parametrize("workers", [0, 1, 3])
+@pytest.mark.parametrize("workers", [0, 1, 2])
 def test_resume_twice_mid_epoch_yields_the_uninterrupted_batches(shards, workers):
     reference = _epochs(_loader(shards, workers), 2)  # 20 batches over two epochs
     got: list[dict] = []

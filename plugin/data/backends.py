@@ -9,6 +9,9 @@ them. All go through fsspec.
     throttle:<MB/s>,<IOPS>  the local directory held to custom limits (MB = 10^6 bytes)
     s3                      an S3 bucket through s3fs (--s3-endpoint, or a local moto server)
     <any>+cache             behind a local whole-file cache (cold and warm epochs apart)
+
+`memory` lives in the process that prepared it; loader workers see it because Linux DataLoader
+workers are forked. (Under the spawn/forkserver start methods use `local`.)
 """
 
 from __future__ import annotations

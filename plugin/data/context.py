@@ -22,6 +22,7 @@ from plugin.data.dataset import ShardDataset, SkipCounter
 from plugin.data.s3 import MotoServer, S3Target, check_reachable, s3_filesystem
 from plugin.data.shards import Manifest, dataset_key, prepare_shards, read_manifest
 from plugin.data.throttle import SharedBudget
+from plugin.errors import InputError
 
 __all__ = ["StorageSettings", "StorageContext", "current", "configure", "close"]
 
@@ -75,7 +76,7 @@ class StorageContext:
                 target = S3Target(s.s3_endpoint, s.s3_bucket)
                 check_reachable(target)
             else:
-                self.moto = MotoServer()
+                self.moto = _start_moto()
                 target = self.moto.target(s.s3_bucket)
                 check_reachable(target, create_bucket=True)
                 self._note(f"trainbench: started a local S3 server (moto) at {self.moto.endpoint} for --storage=s3; "
@@ -139,6 +140,17 @@ class StorageContext:
             self.moto.stop()
             self.moto = None
         self._s3 = None
+
+
+def _start_moto(attempts: int = 3) -> MotoServer:
+    """A moto server; retried because the free port we picked can be taken before moto binds it."""
+    for attempt in range(attempts):
+        try:
+            return MotoServer()
+        except InputError:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 _CURRENT: StorageContext | None = None
