@@ -27,6 +27,10 @@ def test_recommends_fewest_workers_under_target_then_lowest_stall():
     text = "\n".join(storage_section(recs))
     assert "resnet50: --storage=memory --num-workers=2 (stall 1.0%)" in text
     assert "bert-base: nothing tried kept stall under 5%" in text and "workers tried [0, 2]" in text
+    cached = recommend([_train("gpt-small", "s3+cache[warm]", 1, 0.02)])
+    assert cached["gpt-small"]["storage"] == "s3+cache[warm]"
+    assert "gpt-small: --storage=s3+cache (warm cache) --num-workers=1" in "\n".join(
+        storage_section([_train("gpt-small", "s3+cache[warm]", 1, 0.02)]))
 
 
 def test_no_storage_records_no_section():

@@ -6,7 +6,6 @@ from __future__ import annotations
 import multiprocessing
 import time
 
-import fsspec
 import pytest
 from hypothesis import given, strategies as st
 

@@ -16,9 +16,8 @@ workers are forked. (Under the spawn/forkserver start methods use `local`.)
 
 from __future__ import annotations
 
-import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import fsspec
@@ -31,7 +30,7 @@ from plugin.errors import InputError
 from plugin.registry import Registry
 
 __all__ = ["StorageSpec", "parse_storage", "parse_storage_list", "storage_names", "Opener",
-           "MemoryOpener", "LocalOpener", "ThrottleOpener", "S3Opener", "BASE_KINDS"]
+           "MemoryOpener", "LocalOpener", "ThrottleOpener", "S3Opener", "CacheOpener", "BASE_KINDS"]
 
 MB = 10**6
 CACHE_SUFFIX = "+cache"
@@ -145,5 +144,3 @@ class S3Opener:
     def __call__(self):
         return s3_filesystem(self.target)
 
-
-__all__ += ["CacheOpener"]

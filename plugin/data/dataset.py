@@ -79,6 +79,9 @@ class ShardDataset(Dataset):
             self._fs, self._pid = self.opener(), os.getpid()
         return self._fs
 
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_fs": None, "_pid": None}  # workers open their own
+
     def locate(self, index: int) -> tuple[str, int, int]:
         """(shard name, start, end) of sample `index`."""
         m = self.manifest

@@ -46,6 +46,14 @@ def recommend(records: Sequence[Any], target: float = STALL_TARGET) -> dict[str,
     return out
 
 
+def _flag(storage: str) -> str:
+    """`s3+cache[cold]` -> `--storage=s3+cache (cold cache)`: the label as a usable flag."""
+    if storage.endswith("]") and "[" in storage:
+        base, state = storage[:-1].split("[", 1)
+        return f"--storage={base} ({state} cache)"
+    return f"--storage={storage}"
+
+
 def storage_section(records: Sequence[Any], markdown: bool = False) -> list[str]:
     """Lines for the terminal (or markdown); empty when no storage benchmark ran."""
     fmt = "github" if markdown else "simple"
@@ -75,10 +83,10 @@ def storage_section(records: Sequence[Any], markdown: bool = False) -> list[str]
         lines += head(f"recommendation: fewest loader workers and a backend with stall < {STALL_TARGET:.0%}")
         for workload, rec in recommend(records).items():
             if rec["storage"] is not None:
-                lines.append(f"{workload}: --storage={rec['storage']} --num-workers={rec['num_workers']} "
+                lines.append(f"{workload}: {_flag(rec['storage'])} --num-workers={rec['num_workers']} "
                              f"(stall {_pct(rec['stall'])})")
             else:
                 lines.append(f"{workload}: nothing tried kept stall under {STALL_TARGET:.0%} (workers tried "
-                             f"{rec['tried']}; best {_pct(rec['stall'])} with --storage={rec['best_storage']} "
+                             f"{rec['tried']}; best {_pct(rec['stall'])} with {_flag(rec['best_storage'])} "
                              f"--num-workers={rec['best_workers']}): try more workers, a faster tier, or +cache")
     return lines
