@@ -88,3 +88,28 @@ def test_cli_rejects_unknown_workload_and_scheme(capsys):
     assert "known: bert-base" in capsys.readouterr().err
     assert main(["data", "prepare", "--workload", "resnet50", "--to", "ftp://host/x"]) == 2
     assert "unsupported scheme" in capsys.readouterr().err
+
+
+def test_cached_backend_with_workers_reads_what_the_backend_holds(tmp_path):
+    """+cache: two workers share one cache directory; each shard is downloaded once, completely."""
+    from plugin.data import StorageSettings
+    from plugin.data import context as storage
+    from plugin.data.loader import LoaderConfig
+    from plugin.data.pipeline import storage_loader
+
+    storage.configure(StorageSettings(cache_root=str(tmp_path)))
+    try:
+        cfg = LoaderConfig(batch_size=4, num_workers=2, seed=1)
+        plain = list(storage_loader("local", "gpt-small", "tiny", 48, 0, cfg))
+        loader = storage_loader("local+cache", "gpt-small", "tiny", 48, 0, cfg)
+        cold, warm = list(loader), list(loader)
+        cache_dir = loader.trainbench_data.cache_dir
+    finally:
+        storage.close()
+    assert all(torch.equal(a["tokens"], b["tokens"]) for a, b in zip(plain, cold))
+    assert sorted(torch.cat([b["tokens"][:, 0] for b in warm]).tolist()) == \
+        sorted(torch.cat([b["tokens"][:, 0] for b in cold]).tolist())
+    import os
+    files = os.listdir(cache_dir)
+    assert not [f for f in files if f.endswith(".part")]
+    assert len([f for f in files if not f.endswith(".lock")]) == 8  # every shard, once
