@@ -18,9 +18,10 @@ __all__ = ["main", "build_parser"]
 
 def _subcommands() -> list:
     from plugin import run_cli
+    from plugin.data import prepare_cli
     from plugin.select import command as select_command
 
-    return [run_cli, select_command]
+    return [run_cli, prepare_cli, select_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

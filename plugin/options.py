@@ -10,6 +10,9 @@ from typing import Callable
 import pytest
 
 from plugin.catalog import gpu_names
+from plugin.cost.options import add_options as add_price_options
+from plugin.data.options import add_options as add_data_options
+from plugin.distributed.options import add_options as add_distributed_options
 from plugin.errors import InputError
 from plugin.harness.precision import PRECISIONS
 
@@ -99,11 +102,9 @@ def add_options(parser: pytest.Parser) -> None:
                     help="results file to write (default reports/results/<time>-<host>.json)")
     group.addoption("--trainbench-report", default="reports/latest.md", metavar="PATH",
                     help="markdown summary written at session end (default reports/latest.md)")
-    from plugin.cost.options import add_options as add_price_options
-    from plugin.distributed.options import add_options as add_distributed_options
-
+    add_data_options(group)  # --storage, --num-workers, --data-dir, --s3-endpoint, ...
     add_distributed_options(group)  # --topology, --nproc, --ddp-bucket-mb, --dist-timeout
-    add_price_options(group)  # --price-file, --price-mode (plugin/cost/options.py)
+    add_price_options(group)  # --price-file, --price-mode
 
 
 def usage_error(exc: InputError | argparse.ArgumentTypeError) -> pytest.UsageError:

@@ -49,6 +49,17 @@ def _topologies(config: pytest.Config) -> list[str]:
     return config.getoption("--topology") or ["default"]
 
 
+@_axis("tb_storage")
+def _storages(config: pytest.Config) -> list[str]:
+    return config.getoption("--storage") or ["local"]
+
+
+@_axis("tb_workers")
+def _workers(config: pytest.Config) -> list[int]:
+    on_gpu = config.stash[SESSION_KEY].on_gpu if SESSION_KEY in config.stash else False
+    return config.getoption("--num-workers") or ([0, 2, 4, 8] if on_gpu else [1])
+
+
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspec)
 
@@ -98,6 +109,35 @@ def pytest_configure(config: pytest.Config) -> None:
         report_path=config.rootpath / config.getoption("--trainbench-report"),
     )
     config.stash[SESSION_KEY] = session
+    _configure_storage(config)
+
+
+def _configure_storage(config: pytest.Config) -> None:
+    from plugin.data import context as storage
+    from plugin.data.backends import parse_storage
+    from plugin.data.options import settings_from_config
+
+    ctx = storage.configure(settings_from_config(config))
+    if any(parse_storage(s).kind == "s3" for s in ctx.settings.storage):
+        try:
+            ctx.s3_target()  # start moto / probe the endpoint now: a dead one fails in seconds
+        except TrainbenchError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    from plugin.data import storage_context
+
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    for line in storage_context().notes:  # e.g. "started a local S3 server (moto) at ...": shown even with -q
+        if tr is not None:
+            tr.write_line(line)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from plugin.data import context as storage
+
+    storage.close()  # stops a moto server this session started
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -172,7 +212,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     fill_costs(bench.records, session.config.stash.get(_PRICES, None))
     _environment(bench)
     write_results(bench.results_path, bench.environment, bench.records)
-    write_summary_markdown(bench.report_path, bench.environment, bench.records, bench.results_path)
+    from plugin.data.report import storage_section
+
+    write_summary_markdown(bench.report_path, bench.environment, bench.records, bench.results_path,
+                           sections=[storage_section(bench.records, markdown=True)])
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -188,5 +231,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     if dist_tables := distributed_tables(bench.records):
         tr.write_line("\n" + dist_tables)
+    from plugin.data.report import storage_section
+
+    for line in storage_section(bench.records):
+        tr.write_line(line)
     tr.write_line(f"results: {bench.results_path}")
     tr.write_line(f"summary: {bench.report_path}")

@@ -4,6 +4,7 @@ run can be checkpointed and resumed mid-epoch with `state_dict()` / `load_state_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 from torch.utils.data import Dataset, Sampler
@@ -24,8 +25,11 @@ class LoaderConfig:
     drop_last: bool = True  # every step sees a full batch: constant samples per step
 
 
-def make_loader(dataset: Dataset, cfg: LoaderConfig, sampler: Sampler | None = None) -> StatefulDataLoader:
-    """`sampler` (e.g. a DistributedSampler: this rank's share) replaces cfg.shuffle/seed."""
+def make_loader(dataset: Dataset, cfg: LoaderConfig, sampler: Sampler | None = None,
+                collate_fn: Callable | None = None) -> StatefulDataLoader:
+    """`sampler` replaces cfg.shuffle/seed: a DistributedSampler (this rank's share), or
+    ShardShuffle for shard data sets (its (epoch, index) items make resumed augmentation exact).
+    `collate_fn`: None = torch's default."""
     generator = torch.Generator()
     generator.manual_seed(cfg.seed)
     workers = cfg.num_workers > 0
@@ -34,6 +38,7 @@ def make_loader(dataset: Dataset, cfg: LoaderConfig, sampler: Sampler | None = N
         batch_size=cfg.batch_size,
         shuffle=cfg.shuffle if sampler is None else None,
         sampler=sampler,
+        collate_fn=collate_fn,
         generator=generator,
         num_workers=cfg.num_workers,
         prefetch_factor=cfg.prefetch_factor if workers else None,

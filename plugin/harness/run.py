@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from plugin.data import LoaderConfig, make_loader
+from plugin.data import LoaderConfig, storage_context, storage_loader
 from plugin.errors import InputError
 from plugin.harness.measure import Measurement, measure
 from plugin.harness.precision import get_precision
@@ -16,7 +16,7 @@ from plugin.harness.trainer import Trainer, cycle
 from plugin.metrics import training_metrics
 from plugin.workloads import get_workload
 
-__all__ = ["RunConfig", "RunOutput", "resolve_device", "build_trainer", "run"]
+__all__ = ["RunConfig", "RunOutput", "resolve_device", "build_trainer", "loader_config", "run"]
 
 
 def resolve_device(name: str = "auto") -> torch.device:
@@ -36,8 +36,11 @@ class RunConfig:
     grad_accum: int = 1  # micro-batches per optimizer step
     seed: int = 0
     device: str = "auto"
-    storage: str = "synthetic"  # where samples come from (storage backends extend this)
-    num_workers: int | None = None  # None = auto: 0 on CPU, min(4, cores) on CUDA
+    storage: str = "synthetic"  # where samples come from: a --storage backend (plugin/data/backends.py)
+    num_workers: int | None = None  # None = --num-workers (first value) or auto: 0 on CPU, min(4, cores) on CUDA
+    prefetch_factor: int | None = None  # batches in flight per worker; None = --prefetch-factor or torch's 2
+    pin_memory: bool | None = None  # None = --pin-memory, or on for CUDA
+    persistent_workers: bool | None = None  # None = --persistent-workers
     weights: str | None = None  # local Hugging Face-format checkpoint to start from
     dataset_samples: int | None = None  # None = enough for warm-up + measured steps
     extra: dict[str, Any] = field(default_factory=dict)
@@ -58,6 +61,24 @@ def _auto_workers(device: torch.device) -> int:
     return max(1, min(4, cores - 1))
 
 
+def loader_config(cfg: RunConfig, batch: int, device: torch.device) -> LoaderConfig:
+    """Loader knobs: the RunConfig's, else the session's (--num-workers ...), else automatic."""
+    session = storage_context().settings
+    workers = cfg.num_workers
+    if workers is None:
+        workers = session.num_workers[0] if session.num_workers else _auto_workers(device)
+    pin = cfg.pin_memory if cfg.pin_memory is not None else session.pin_memory
+    persistent = cfg.persistent_workers if cfg.persistent_workers is not None else session.persistent_workers
+    return LoaderConfig(
+        batch_size=batch,
+        num_workers=workers,
+        prefetch_factor=cfg.prefetch_factor or session.prefetch_factor,
+        pin_memory=device.type == "cuda" if pin is None else pin,
+        persistent_workers=persistent,
+        seed=cfg.seed,
+    )
+
+
 def build_trainer(cfg: RunConfig, loader: Any | None = None) -> Trainer:
     """Seeded model + optimizer + loader + Trainer on the resolved device."""
     workload = get_workload(cfg.workload)
@@ -75,11 +96,8 @@ def build_trainer(cfg: RunConfig, loader: Any | None = None) -> Trainer:
     optimizer = workload.optimizer(model.parameters(), cfg.size)
     if loader is None:
         n = cfg.dataset_samples or batch * cfg.grad_accum * (cfg.steps + cfg.warmup)
-        workers = _auto_workers(device) if cfg.num_workers is None else cfg.num_workers
-        loader = make_loader(
-            workload.dataset(cfg.size, n, cfg.seed),
-            LoaderConfig(batch_size=batch, num_workers=workers, pin_memory=device.type == "cuda", seed=cfg.seed),
-        )
+        loader = storage_loader(cfg.storage, cfg.workload, cfg.size, n, cfg.seed, loader_config(cfg, batch, device),
+                                cold_cache=cfg.extra.get("cold_cache", True))  # +cache: empty cache first
     return Trainer(workload, model, optimizer, cycle(loader), device, precision, cfg.grad_accum)
 
 

@@ -60,7 +60,9 @@ def summary_table(records: Sequence[Record], tablefmt: str = "simple") -> str:
 
 
 def write_summary_markdown(path: str | Path, environment: dict[str, Any], records: Sequence[Record],
-                           results_path: str | Path | None = None) -> Path:
+                           results_path: str | Path | None = None,
+                           sections: Sequence[Sequence[str]] = ()) -> Path:
+    """`sections`: extra blocks of markdown lines appended after the table (e.g. storage)."""
     env = environment
     device = env.get("gpu_name") or f"CPU: {env.get('cpu_model')} ({env.get('cpu_count')} cores)"
     lines = [
@@ -78,4 +80,6 @@ def write_summary_markdown(path: str | Path, environment: dict[str, Any], record
         summary_table(records, tablefmt="github"),
         "",
     ]
+    for section in sections:
+        lines.extend([*section, ""] if section else [])
     return atomic_write_text(path, "\n".join(lines))

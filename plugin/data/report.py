@@ -1,0 +1,92 @@
+"""The storage section of the session summary: loader rates per backend and worker count,
+training stall per backend (measured and differential, cold vs warm cache), and per workload
+the smallest worker count and backend that keep the stall ratio under 5%."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from tabulate import tabulate
+
+__all__ = ["storage_section", "recommend", "STALL_TARGET"]
+
+STALL_TARGET = 0.05  # "the GPU is fed": under 5% of the step time waiting for input
+
+
+def _pct(v: Any) -> str:
+    return "n/a" if v is None else f"{v:.1%}"
+
+
+def _num(v: Any, spec: str = ".1f") -> str:
+    return "n/a" if v is None else f"{v:{spec}}"
+
+
+def _storage_training(records: Sequence[Any]) -> list[Any]:
+    return [r for r in records if r.kind == "training" and r.status == "passed" and r.config.get("storage_bench")]
+
+
+def recommend(records: Sequence[Any], target: float = STALL_TARGET) -> dict[str, dict[str, Any]]:
+    """workload -> {"storage", "num_workers", "stall"} of the cheapest fed setup (fewest workers,
+    then lowest stall), or {"storage": None, "best": ...} when nothing met the target."""
+    out: dict[str, dict[str, Any]] = {}
+    by_workload: dict[str, list[Any]] = {}
+    for r in _storage_training(records):
+        by_workload.setdefault(r.workload, []).append(r)
+    for workload, recs in by_workload.items():
+        fed = [r for r in recs if r.metrics.get("stall_ratio") is not None and r.metrics["stall_ratio"] < target]
+        if fed:
+            best = min(fed, key=lambda r: (r.config.get("num_workers", 0), r.metrics["stall_ratio"]))
+            out[workload] = {"storage": best.storage, "num_workers": best.config.get("num_workers"),
+                             "stall": best.metrics["stall_ratio"]}
+        else:
+            best = min(recs, key=lambda r: r.metrics.get("stall_ratio", 1.0))
+            out[workload] = {"storage": None, "best_storage": best.storage,
+                             "best_workers": best.config.get("num_workers"), "stall": best.metrics.get("stall_ratio"),
+                             "tried": sorted({r.config.get("num_workers", 0) for r in recs})}
+    return out
+
+
+def _flag(storage: str) -> str:
+    """`s3+cache[cold]` -> `--storage=s3+cache (cold cache)`: the label as a usable flag."""
+    if storage.endswith("]") and "[" in storage:
+        base, state = storage[:-1].split("[", 1)
+        return f"--storage={base} ({state} cache)"
+    return f"--storage={storage}"
+
+
+def storage_section(records: Sequence[Any], markdown: bool = False) -> list[str]:
+    """Lines for the terminal (or markdown); empty when no storage benchmark ran."""
+    fmt = "github" if markdown else "simple"
+    loader = [r for r in records if r.kind == "input" and r.status == "passed"]
+    training = _storage_training(records)
+    if not loader and not training:
+        return []
+    head = (lambda t: [f"## {t}", ""]) if markdown else (lambda t: [f"--- {t} ---"])
+    lines: list[str] = []
+    if loader:
+        rows = [[r.workload, r.storage, r.config.get("num_workers"), _num(r.metrics.get("samples_per_s")),
+                 _num(r.metrics.get("mb_per_s"), ".2f"), _num(r.metrics.get("fetch_ms_per_sample"), ".3f")]
+                for r in loader]
+        lines += head("input pipeline: loader alone (no model)")
+        lines.append(tabulate(rows, headers=["workload", "storage", "workers", "samples/s", "MB/s",
+                                             "fetch ms/sample (cold-warm)"], tablefmt=fmt, disable_numparse=True))
+    if training:
+        rows = [[r.workload, r.storage, r.config.get("num_workers"), _num(r.metrics.get("samples_per_s")),
+                 _num(r.metrics.get("samples_per_s_preloaded")), _pct(r.metrics.get("stall_ratio")),
+                 _pct(r.metrics.get("stall_differential")), _pct(r.metrics.get("stall_fetch")),
+                 _pct(r.metrics.get("gpu_util_mean") / 100 if r.metrics.get("gpu_util_mean") is not None else None)]
+                for r in training]
+        lines += head("training per storage backend (stall = time waiting for input / step time)")
+        lines.append(tabulate(rows, headers=["workload", "storage", "workers", "samples/s", "preloaded samples/s",
+                                             "stall", "stall (differential)", "fetch share (cold-warm)", "GPU util"],
+                              tablefmt=fmt, disable_numparse=True))
+        lines += head(f"recommendation: fewest loader workers and a backend with stall < {STALL_TARGET:.0%}")
+        for workload, rec in recommend(records).items():
+            if rec["storage"] is not None:
+                lines.append(f"{workload}: {_flag(rec['storage'])} --num-workers={rec['num_workers']} "
+                             f"(stall {_pct(rec['stall'])})")
+            else:
+                lines.append(f"{workload}: nothing tried kept stall under {STALL_TARGET:.0%} (workers tried "
+                             f"{rec['tried']}; best {_pct(rec['stall'])} with {_flag(rec['best_storage'])} "
+                             f"--num-workers={rec['best_workers']}): try more workers, a faster tier, or +cache")
+    return lines
