@@ -19,9 +19,10 @@ __all__ = ["main", "build_parser"]
 def _subcommands() -> list:
     from plugin import run_cli
     from plugin.data import prepare_cli
+    from plugin.preflight import cli as preflight_cli
     from plugin.select import command as select_command
 
-    return [run_cli, prepare_cli, select_command]
+    return [run_cli, prepare_cli, select_command, preflight_cli]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,99 @@
+"""`trainbench preflight`: the checklist on this machine before renting more of them.
+
+    trainbench preflight                                   # every registered workload
+    trainbench preflight --workload gpt-small --gpu a100-80g --precision bf16
+    trainbench preflight --workload my-model --plugin conftest.py --results reports/preflight.json
+
+Exit code 0 when no item failed (warnings allowed), 1 when one did, 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import warnings
+from pathlib import Path
+
+from plugin.environment import capture_environment
+from plugin.harness.precision import PRECISIONS
+from plugin.options import comma_list, nonneg_int, parse_gpu, positive_int
+from plugin.preflight.plugins import load_plugin
+from plugin.preflight.report import format_checklist, to_records
+from plugin.preflight.runner import PreflightConfig, run_preflight
+from plugin.results import write_results
+
+__all__ = ["add_parser"]
+
+
+def _fraction(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--overfit-drop expects a number, got {value!r}") from None
+    if not 0 < x < 1:
+        raise argparse.ArgumentTypeError(f"--overfit-drop must be between 0 and 1, got {x}")
+    return x
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("preflight", help="check the environment and the whole training pipeline on this machine",
+                       description=__doc__.splitlines()[0])
+    p.add_argument("--workload", type=comma_list("--workload"), default=None,
+                   help="comma list of workloads to check (default: every registered workload)")
+    p.add_argument("--plugin", action="append", default=[], metavar="MODULE_OR_FILE",
+                   help="import a module or .py file (e.g. your conftest.py) whose "
+                        "pytest_trainbench_register_workloads(register) hook registers your workload; repeatable")
+    p.add_argument("--gpu", type=parse_gpu, default="auto",
+                   help="catalog profile the runs will be labelled with; checked against the detected GPU "
+                        "and used for the memory estimate (default auto)")
+    p.add_argument("--size", choices=("tiny", "full"), default=None,
+                   help="model preset (default: full on a GPU, tiny on a CPU)")
+    p.add_argument("--precision", choices=tuple(PRECISIONS), default="fp32")
+    p.add_argument("--batch-size", type=positive_int("--batch-size"), default=None,
+                   help="micro-batch per device (default: the workload's for the size)")
+    p.add_argument("--grad-accum", type=positive_int("--grad-accum"), default=2,
+                   help="k of the gradient-accumulation check: k micro-batches vs one batch k times larger")
+    p.add_argument("--overfit-steps", type=positive_int("--overfit-steps"), default=12,
+                   help="steps on one repeated batch in the overfit check (default 12)")
+    p.add_argument("--num-workers", type=nonneg_int("--num-workers"), default=None,
+                   help="DataLoader workers (default: 0 on a CPU, up to 4 on a GPU)")
+    p.add_argument("--data-dir", default=".", help="where data and checkpoints will live (disk space, read speed)")
+    p.add_argument("--seed", type=nonneg_int("--seed"), default=0)
+    p.add_argument("--results", default=None, metavar="PATH",
+                   help="also write the checklist as a results file (kind: preflight records)")
+    p.add_argument("--no-pipeline", action="store_true", help="environment and memory items only")
+    p.add_argument("--no-read-probe", action="store_true", help="skip the read-throughput measurement")
+    p.add_argument("--traceback", action="store_true", help="print the traceback of an item that raised")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    # torchdata 0.11 calls a deprecated torch API on every loader construction: noise, not news
+    warnings.filterwarnings("ignore", "'set_vital' is deprecated", UserWarning)
+    if args.traceback:
+        os.environ["TRAINBENCH_TRACEBACK"] = "1"
+    for plugin in args.plugin:
+        load_plugin(plugin)
+    cfg = PreflightConfig(
+        workloads=tuple(args.workload or ()), gpu=args.gpu, size=args.size, precision=args.precision,
+        batch_size=args.batch_size, data_dir=args.data_dir, num_workers=args.num_workers,
+        grad_accum=args.grad_accum, overfit_steps=args.overfit_steps, seed=args.seed,
+        plugins=tuple(str(Path(p).resolve()) if p.endswith(".py") else p for p in args.plugin),
+        pipeline=not args.no_pipeline, read_probe=not args.no_read_probe,
+    )
+    if not Path(cfg.data_dir).is_dir():
+        from plugin.errors import InputError
+
+        raise InputError(f"--data-dir={cfg.data_dir}: no such directory; create it or pass another")
+    result = run_preflight(cfg)
+    f = result.facts
+    title = (f"trainbench preflight: device {result.device}, profile {result.profile}, size {result.size}, "
+             f"{cfg.precision}; torch {f.torch_version}")
+    print(format_checklist(result.checks, title))
+    if args.results:
+        env = capture_environment(result.profile)
+        records = to_records(result.checks, "trainbench preflight", size=result.size, precision=cfg.precision,
+                             gpu=result.profile)
+        path = write_results(args.results, env, records)
+        print(f"results: {path}")
+    return result.exit_code

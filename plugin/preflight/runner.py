@@ -1,0 +1,112 @@
+"""`run_preflight`: gather the facts, judge the environment, estimate memory, run the pipeline
+items for each workload, and return the checklist."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch.utils.data import default_collate
+
+from plugin.catalog import GpuSpec, detect_gpu, get_gpu
+from plugin.harness.run import _auto_workers
+from plugin.preflight.check import Check
+from plugin.preflight.environment import EnvSettings, environment_checks
+from plugin.preflight.facts import Facts, gather_facts
+from plugin.preflight.memory import MemoryFit, check_memory, estimate_fit
+from plugin.preflight.pipeline import PipelineConfig, pipeline_checks
+from plugin.workloads import Workload, get_workload, workload_names
+
+__all__ = ["PreflightConfig", "PreflightResult", "run_preflight"]
+
+
+@dataclass(frozen=True)
+class PreflightConfig:
+    workloads: tuple[str, ...] = ()  # empty = every registered workload
+    gpu: str = "auto"  # --gpu profile the run will be labelled with ("auto", "cpu" or a catalog name)
+    size: str | None = None  # None = "full" on a GPU (the real footprint), "tiny" on a CPU
+    precision: str = "fp32"
+    batch_size: int | None = None  # micro-batch; None = each workload's default for the size
+    data_dir: str = "."  # where data and checkpoints will live: disk space and read throughput
+    num_workers: int | None = None  # loader workers; None = the harness's choice for the device
+    grad_accum: int = 2  # k of the accumulation check
+    overfit_steps: int = 12
+    seed: int = 0
+    plugins: tuple[str, ...] = ()  # modules / .py files registering user workloads
+    pipeline: bool = True  # run the pipeline items (False: environment and memory only)
+    read_probe: bool = True  # measure the data directory's read throughput
+
+
+@dataclass
+class PreflightResult:
+    config: PreflightConfig
+    facts: Facts
+    device: torch.device
+    profile: str  # the --gpu profile the checks ran against
+    size: str
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if c.failed]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+
+def _batch_bytes(wl: Workload, size: str, batch: int, seed: int) -> int:
+    data = wl.dataset(size, batch, seed)
+    b = default_collate([data[i] for i in range(batch)])
+    return sum(v.numel() * v.element_size() for v in b.values() if torch.is_tensor(v))
+
+
+def _checkpoint_bytes(wl: Workload, size: str) -> int:
+    """Weights + up to two optimizer buffers (Adam), from shapes on the meta device."""
+    with torch.device("meta"):
+        model = wl.model(size)
+    params = sum(p.numel() * p.element_size() for p in model.parameters())
+    buffers = sum(b.numel() * b.element_size() for b in model.buffers())
+    return 3 * params + buffers
+
+
+def _spec(cfg: PreflightConfig, facts: Facts) -> GpuSpec | None:
+    if cfg.gpu not in ("auto", "cpu"):
+        return get_gpu(cfg.gpu)
+    if cfg.gpu == "auto" and facts.cuda_available and facts.gpus:
+        return detect_gpu(facts.gpus[0].name, facts.gpus[0].memory_bytes)
+    return None
+
+
+def run_preflight(cfg: PreflightConfig, facts: Facts | None = None) -> PreflightResult:
+    names = list(cfg.workloads) or workload_names()
+    wls = [get_workload(n) for n in names]  # unknown name: InputError listing the known ones
+    facts = facts or gather_facts(cfg.data_dir, read_probe=cfg.read_probe)
+    cuda = facts.cuda_available and cfg.gpu != "cpu"
+    device = torch.device("cuda:0" if cuda else "cpu")
+    size = cfg.size or ("full" if cuda else "tiny")
+    spec = _spec(cfg, facts)
+    workers = _auto_workers(device) if cfg.num_workers is None else cfg.num_workers
+    batches = {wl.name: cfg.batch_size or wl.default_batch_size(size) for wl in wls}
+    settings = EnvSettings(
+        gpu=cfg.gpu, precision=cfg.precision, num_workers=workers,
+        batch_bytes=max(_batch_bytes(wl, size, batches[wl.name], cfg.seed) for wl in wls),
+        checkpoint_bytes=max(_checkpoint_bytes(wl, size) for wl in wls),
+    )
+    profile = spec.name if spec else (facts.gpus[0].name if cuda and facts.gpus else "cpu")
+    result = PreflightResult(cfg, facts, device, profile, size)
+    result.checks.extend(environment_checks(facts, settings))
+    for wl in wls:
+        try:
+            fit = estimate_fit(wl, size, cfg.precision, batches[wl.name], spec)
+        except Exception as exc:  # an estimator that cannot trace a user model must not stop the checklist
+            fit = MemoryFit(spec.name if spec else "?", batches[wl.name], None, spec.memory_bytes if spec else None,
+                            method=f"estimate failed: {type(exc).__name__}: {exc}")
+        result.checks.append(check_memory(fit, wl.name, cfg.precision))
+        if cfg.pipeline:
+            result.checks.extend(pipeline_checks(PipelineConfig(
+                workload=wl.name, size=size, precision=cfg.precision, batch_size=batches[wl.name],
+                device=str(device), seed=cfg.seed, num_workers=workers, grad_accum=cfg.grad_accum,
+                overfit_steps=cfg.overfit_steps, plugins=cfg.plugins,
+            )))
+    return result
