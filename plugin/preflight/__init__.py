@@ -7,7 +7,7 @@ from plugin.preflight.facts import Facts, GpuFacts, gather_facts
 from plugin.preflight.memory import MemoryFit, check_memory, estimate_fit
 from plugin.preflight.pipeline import PIPELINE_ITEMS, PipelineConfig, pipeline_checks
 from plugin.preflight.report import format_checklist, to_records
-from plugin.preflight.runner import PreflightConfig, PreflightResult, run_preflight
+from plugin.preflight.runner import Preflight, PreflightConfig, PreflightResult, run_preflight
 
 __all__ = [
     "Check", "STATUSES", "PASS", "WARN", "FAIL", "NA",
@@ -15,6 +15,6 @@ __all__ = [
     "EnvSettings", "environment_checks",
     "MemoryFit", "check_memory", "estimate_fit",
     "PipelineConfig", "PIPELINE_ITEMS", "pipeline_checks",
-    "PreflightConfig", "PreflightResult", "run_preflight",
+    "Preflight", "PreflightConfig", "PreflightResult", "run_preflight",
     "format_checklist", "to_records",
 ]

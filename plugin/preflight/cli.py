@@ -53,8 +53,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="micro-batch per device (default: the workload's for the size)")
     p.add_argument("--grad-accum", type=positive_int("--grad-accum"), default=2,
                    help="k of the gradient-accumulation check: k micro-batches vs one batch k times larger")
-    p.add_argument("--overfit-steps", type=positive_int("--overfit-steps"), default=12,
-                   help="steps on one repeated batch in the overfit check (default 12)")
+    p.add_argument("--overfit-steps", type=positive_int("--overfit-steps"), default=25,
+                   help="steps on one repeated batch in the overfit check (default 25)")
     p.add_argument("--num-workers", type=nonneg_int("--num-workers"), default=None,
                    help="DataLoader workers (default: 0 on a CPU, up to 4 on a GPU)")
     p.add_argument("--data-dir", default=".", help="where data and checkpoints will live (disk space, read speed)")

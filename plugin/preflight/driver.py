@@ -25,6 +25,8 @@ class DriverRow:
     min_driver: tuple[int, ...]  # full compatibility
     minor_compat_driver: tuple[int, ...] | None  # oldest driver under minor-version compatibility
     notes: str
+    min_driver_text: str = ""  # as NVIDIA writes it ("580.65.06": the zero matters to readers)
+    minor_compat_text: str = ""
 
     @property
     def cuda_label(self) -> str:
@@ -69,6 +71,8 @@ def driver_table() -> tuple[DriverRow, ...]:
             min_driver=parse_version(r["min_linux_driver_ga"]),
             minor_compat_driver=parse_version(r["minor_compat_min_driver"]),
             notes=r["notes"],
+            min_driver_text=r["min_linux_driver_ga"],
+            minor_compat_text=r["minor_compat_min_driver"],
         ))
     return tuple(sorted(out, key=lambda row: row.cuda))
 

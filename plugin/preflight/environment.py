@@ -99,18 +99,18 @@ def check_cuda_driver(f: Facts) -> Check:
                          f"torch built for CUDA {f.torch_cuda} sees a GPU, but NVML cannot report the driver's "
                          f"CUDA version: the match is unchecked", "pip install nvidia-ml-py (NVML bindings)")
         return Check("cuda_driver", G, NA, f"torch built for CUDA {f.torch_cuda}, no NVIDIA driver found: CPU machine")
-    need = f"CUDA {f.torch_cuda} needs driver >= {driver.label(row.min_driver)}" if row else f"CUDA {f.torch_cuda}"
+    need = f"CUDA {f.torch_cuda} needs driver >= {row.min_driver_text}" if row else f"CUDA {f.torch_cuda}"
     metrics = {"torch_cuda": f.torch_cuda, "driver": f.driver_version, "driver_cuda": f"{drv_cuda[0]}.{drv_cuda[1]}"}
     if drv_cuda >= want:
         return Check("cuda_driver", G, PASS, f"torch built for CUDA {f.torch_cuda}; {drv}", metrics=metrics)
-    upgrade = (f"upgrade the NVIDIA driver to >= {driver.label(row.min_driver)} (the CUDA {row.cuda_label} minimum, "
+    upgrade = (f"upgrade the NVIDIA driver to >= {row.min_driver_text} (the CUDA {row.cuda_label} minimum, "
                f"CUDA release notes table 3)" if row else "upgrade the NVIDIA driver")
     have = driver.parse_version(f.driver_version)
     if (row is not None and row.minor_compat_driver is not None and have is not None
             and drv_cuda[0] == want[0] and have >= row.minor_compat_driver):
         return Check("cuda_driver", G, WARN,
                      f"torch built for CUDA {f.torch_cuda} runs on this older {drv} only under CUDA minor-version "
-                     f"compatibility (>= {driver.label(row.minor_compat_driver)}): code that JIT-compiles newer "
+                     f"compatibility (>= {row.minor_compat_text}): code that JIT-compiles newer "
                      f"PTX fails", f"{upgrade}; or {_index_fix(drv_cuda)}", metrics=metrics)
     return Check("cuda_driver", G, FAIL,
                  f"{drv} is too old for torch built for CUDA {f.torch_cuda} ({need}): CUDA calls fail with "

@@ -17,7 +17,7 @@ from plugin.preflight.memory import MemoryFit, check_memory, estimate_fit
 from plugin.preflight.pipeline import PipelineConfig, pipeline_checks
 from plugin.workloads import Workload, get_workload, workload_names
 
-__all__ = ["PreflightConfig", "PreflightResult", "run_preflight"]
+__all__ = ["Preflight", "PreflightConfig", "PreflightResult", "run_preflight"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class PreflightConfig:
     data_dir: str = "."  # where data and checkpoints will live: disk space and read throughput
     num_workers: int | None = None  # loader workers; None = the harness's choice for the device
     grad_accum: int = 2  # k of the accumulation check
-    overfit_steps: int = 12
+    overfit_steps: int = 25
     seed: int = 0
     plugins: tuple[str, ...] = ()  # modules / .py files registering user workloads
     pipeline: bool = True  # run the pipeline items (False: environment and memory only)
@@ -78,35 +78,60 @@ def _spec(cfg: PreflightConfig, facts: Facts) -> GpuSpec | None:
     return None
 
 
-def run_preflight(cfg: PreflightConfig, facts: Facts | None = None) -> PreflightResult:
-    names = list(cfg.workloads) or workload_names()
-    wls = [get_workload(n) for n in names]  # unknown name: InputError listing the known ones
-    facts = facts or gather_facts(cfg.data_dir, read_probe=cfg.read_probe)
-    cuda = facts.cuda_available and cfg.gpu != "cpu"
-    device = torch.device("cuda:0" if cuda else "cpu")
-    size = cfg.size or ("full" if cuda else "tiny")
-    spec = _spec(cfg, facts)
-    workers = _auto_workers(device) if cfg.num_workers is None else cfg.num_workers
-    batches = {wl.name: cfg.batch_size or wl.default_batch_size(size) for wl in wls}
-    settings = EnvSettings(
-        gpu=cfg.gpu, precision=cfg.precision, num_workers=workers,
-        batch_bytes=max(_batch_bytes(wl, size, batches[wl.name], cfg.seed) for wl in wls),
-        checkpoint_bytes=max(_checkpoint_bytes(wl, size) for wl in wls),
-    )
-    profile = spec.name if spec else (facts.gpus[0].name if cuda and facts.gpus else "cpu")
-    result = PreflightResult(cfg, facts, device, profile, size)
-    result.checks.extend(environment_checks(facts, settings))
-    for wl in wls:
+class Preflight:
+    """The resolved settings of one preflight run; `environment()` and `workload(name)` give the
+    items (bench/test_preflight.py runs them as separate tests)."""
+
+    def __init__(self, cfg: PreflightConfig, facts: Facts | None = None):
+        names = list(cfg.workloads) or workload_names()
+        self.cfg = cfg
+        self.workloads = {n: get_workload(n) for n in names}  # unknown name: InputError listing the known ones
+        self.facts = facts or gather_facts(cfg.data_dir, read_probe=cfg.read_probe)
+        cuda = self.facts.cuda_available and cfg.gpu != "cpu"
+        self.device = torch.device("cuda:0" if cuda else "cpu")
+        self.size = cfg.size or ("full" if cuda else "tiny")
+        self.spec = _spec(cfg, self.facts)
+        self.profile = self.spec.name if self.spec else (self.facts.gpus[0].name if cuda and self.facts.gpus else "cpu")
+        self.workers = _auto_workers(self.device) if cfg.num_workers is None else cfg.num_workers
+        self.batches = {n: cfg.batch_size or wl.default_batch_size(self.size) for n, wl in self.workloads.items()}
+
+    def environment(self) -> list[Check]:
+        wls = self.workloads.values()
+        settings = EnvSettings(
+            gpu=self.cfg.gpu, precision=self.cfg.precision, num_workers=self.workers,
+            batch_bytes=max(_batch_bytes(wl, self.size, self.batches[wl.name], self.cfg.seed) for wl in wls),
+            checkpoint_bytes=max(_checkpoint_bytes(wl, self.size) for wl in wls),
+        )
+        return environment_checks(self.facts, settings)
+
+    def memory(self, name: str, precision: str | None = None) -> Check:
+        wl, batch, precision = self.workloads[name], self.batches[name], precision or self.cfg.precision
         try:
-            fit = estimate_fit(wl, size, cfg.precision, batches[wl.name], spec)
+            fit = estimate_fit(wl, self.size, precision, batch, self.spec)
         except Exception as exc:  # an estimator that cannot trace a user model must not stop the checklist
-            fit = MemoryFit(spec.name if spec else "?", batches[wl.name], None, spec.memory_bytes if spec else None,
+            spec = self.spec
+            fit = MemoryFit(spec.name if spec else "?", batch, None, spec.memory_bytes if spec else None,
                             method=f"estimate failed: {type(exc).__name__}: {exc}")
-        result.checks.append(check_memory(fit, wl.name, cfg.precision))
-        if cfg.pipeline:
-            result.checks.extend(pipeline_checks(PipelineConfig(
-                workload=wl.name, size=size, precision=cfg.precision, batch_size=batches[wl.name],
-                device=str(device), seed=cfg.seed, num_workers=workers, grad_accum=cfg.grad_accum,
-                overfit_steps=cfg.overfit_steps, plugins=cfg.plugins,
-            )))
+        return check_memory(fit, name, precision)
+
+    def pipeline(self, name: str, precision: str | None = None) -> list[Check]:
+        cfg = self.cfg
+        return pipeline_checks(PipelineConfig(
+            workload=name, size=self.size, precision=precision or cfg.precision, batch_size=self.batches[name],
+            device=str(self.device), seed=cfg.seed, num_workers=self.workers, grad_accum=cfg.grad_accum,
+            overfit_steps=cfg.overfit_steps, plugins=cfg.plugins,
+        ))
+
+    def workload(self, name: str, precision: str | None = None) -> list[Check]:
+        checks = [self.memory(name, precision)]
+        if self.cfg.pipeline:
+            checks.extend(self.pipeline(name, precision))
+        return checks
+
+
+def run_preflight(cfg: PreflightConfig, facts: Facts | None = None) -> PreflightResult:
+    p = Preflight(cfg, facts)
+    result = PreflightResult(cfg, p.facts, p.device, p.profile, p.size, p.environment())
+    for name in p.workloads:
+        result.checks.extend(p.workload(name))
     return result

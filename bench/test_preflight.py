@@ -1,0 +1,49 @@
+"""Preflight: the environment and the whole training pipeline on this device, as a checklist,
+before renting more machines. One record per item (`kind: "preflight"`) in the results file.
+
+    pytest bench/ -m preflight                          # every registered workload
+    pytest bench/ -m preflight --workload=my-model      # yours, registered from your conftest.py
+    pytest bench/ -m preflight --precision=bf16         # the precision you will train in
+
+`trainbench preflight` runs the same checklist outside pytest.
+"""
+
+import pytest
+
+from plugin.catalog import gpu_names
+from plugin.preflight import Preflight, PreflightConfig
+from plugin.preflight.report import check_record_fields, format_checklist
+
+pytestmark = [
+    pytest.mark.preflight,
+    # the trainbench fixture offers pytest-benchmark's fixture to training runs; a checklist has no timings
+    pytest.mark.filterwarnings("ignore:Benchmark fixture was not used"),
+]
+
+
+def _preflight(session, workloads=(), precision="fp32"):
+    return Preflight(PreflightConfig(
+        workloads=tuple(workloads),
+        gpu=session.profile if session.profile in gpu_names() else "auto",
+        size=session.size, precision=precision, batch_size=session.batch_size, seed=session.seed,
+    ))
+
+
+def _record_and_assert(trainbench, checks, **common):
+    for c in checks:
+        trainbench.record(test=f"{trainbench.nodeid}::{c.name}", **check_record_fields(c), **common)
+    print(format_checklist(checks))
+    failed = [c for c in checks if c.failed]
+    assert not failed, "\n".join(f"{c.name}: {c.reason}\n  fix: {c.fix}" for c in failed)
+
+
+def test_preflight_environment(trainbench, trainbench_session, request):
+    workloads = request.config.getoption("--workload") or ()
+    checks = _preflight(trainbench_session, workloads).environment()
+    _record_and_assert(trainbench, checks, size=trainbench_session.size)
+
+
+def test_preflight_pipeline(trainbench, trainbench_session, tb_workload, tb_precision):
+    p = _preflight(trainbench_session, (tb_workload,), tb_precision)
+    checks = p.workload(tb_workload, tb_precision)
+    _record_and_assert(trainbench, checks, size=p.size, precision=tb_precision, batch_size=p.batches[tb_workload])
