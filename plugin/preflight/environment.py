@@ -212,7 +212,9 @@ def check_read(f: Facts, min_mb_s: float = MIN_READ_MB_S) -> Check:
         return Check("read_throughput", G, NA, "read throughput not measured")
     if p.mb_per_s is None:
         return Check("read_throughput", G, WARN, p.error or "read probe failed", "make the data directory writable")
-    how = f"{p.bytes_read / 2**20:.0f} MiB read back" + (" after dropping it from the page cache with posix_fadvise" if p.cold else " (page cache not evicted: upper bound)")
+    how = (f"{p.bytes_read / 2**20:.0f} MiB written, then read back after posix_fadvise(DONTNEED); where the "
+           f"file system ignores that hint the read came from memory and this is an upper bound" if p.cold else
+           f"{p.bytes_read / 2**20:.0f} MiB read back without evicting the page cache: an upper bound")
     metrics = {"read_mb_per_s": p.mb_per_s}
     if p.mb_per_s < min_mb_s:
         return Check("read_throughput", G, WARN,

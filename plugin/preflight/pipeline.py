@@ -331,7 +331,7 @@ class _Run:
             workload=self.wl.name, size=cfg.size, precision=cfg.precision, batch_size=self.batch,
             device=str(self.device), seed=cfg.seed, num_workers=self.workers,
             samples=self.batch * (cfg.resume_after + cfg.resume_steps), checkpoint=str(self.checkpoint),
-            steps=cfg.resume_steps, plugins=plugins,
+            steps=cfg.resume_steps, plugins=plugins, threads=torch.get_num_threads(),
         )
         trainer, loader = build(self.spec)
         initial = {n: b.detach().clone() for n, b in trainer.model.named_buffers()}

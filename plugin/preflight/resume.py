@@ -40,6 +40,9 @@ class ResumeSpec:
     checkpoint: str  # path of the checkpoint file
     steps: int  # optimizer steps to run after resuming
     plugins: list[str] = field(default_factory=list)  # modules / .py files that register the workload
+    # intra-op threads of the parent: CPU kernels split reductions by thread count, so a bitwise
+    # comparison needs the same number on both sides
+    threads: int = 0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

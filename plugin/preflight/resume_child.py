@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+import torch
+
 from plugin.preflight.plugins import load_plugin
 from plugin.preflight.resume import ResumeSpec, build, load_checkpoint
 
@@ -17,6 +19,8 @@ from plugin.preflight.resume import ResumeSpec, build, load_checkpoint
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     spec = ResumeSpec.from_json(Path(argv[0]).read_text(encoding="utf-8"))
+    if spec.threads > 0:
+        torch.set_num_threads(spec.threads)
     for plugin in spec.plugins:
         load_plugin(plugin)
     trainer, loader = build(spec)

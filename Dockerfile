@@ -1,0 +1,45 @@
+# pytest-trainbench for GPU runs: NVIDIA's CUDA runtime image + a torch build for the same CUDA.
+#
+#   docker build -t trainbench .
+#   docker run --rm --gpus all --ipc=host -v "$PWD/reports:/opt/trainbench/reports" trainbench
+#   docker run --rm --gpus all --ipc=host -v "$PWD/reports:/opt/trainbench/reports" trainbench \
+#       pytest bench/ --gpu=a100-80g --precision=bf16
+#
+# CUDA_VERSION (the base image) and TORCH_CUDA (the torch wheel index) move together: the host
+# driver must support that CUDA version (`nvidia-smi` shows "CUDA Version"; minimum drivers are in
+# plugin/preflight/cuda_min_driver.csv). The base image's NVIDIA_REQUIRE_CUDA makes the NVIDIA
+# Container Toolkit refuse to start the container on an older driver; `trainbench preflight`
+# (the default command) checks the match again from inside and says what to change.
+# CUDA 12.8 still supports every GPU in the catalog (CUDA 13 drops Volta, i.e. V100).
+ARG CUDA_VERSION=12.8.1
+FROM nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu24.04
+
+ARG TORCH_VERSION=2.13.0
+ARG TORCH_CUDA=cu128
+
+ENV DEBIAN_FRONTEND=noninteractive \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONUNBUFFERED=1 \
+    VIRTUAL_ENV=/opt/venv \
+    PATH=/opt/venv/bin:$PATH
+
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends python3 python3-venv git ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+
+# torch first, from the index of its CUDA build, so `pip install .` does not pick another one
+RUN python3 -m venv "$VIRTUAL_ENV" \
+    && pip install "torch==${TORCH_VERSION}" --index-url "https://download.pytorch.org/whl/${TORCH_CUDA}"
+
+WORKDIR /opt/trainbench
+COPY pyproject.toml README.md ./
+COPY plugin ./plugin
+COPY reference_models ./reference_models
+RUN pip install .
+COPY bench ./bench
+
+# results land in /opt/trainbench/reports (mount it); /data is the default data directory
+RUN mkdir -p /data reports
+VOLUME ["/opt/trainbench/reports"]
+CMD ["trainbench", "preflight", "--data-dir=/data", "--results=reports/preflight.json"]
