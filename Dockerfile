@@ -7,8 +7,9 @@
 #
 # CUDA_VERSION (the base image) and TORCH_CUDA (the torch wheel index) move together: the host
 # driver must support that CUDA version (`nvidia-smi` shows "CUDA Version"; minimum drivers are in
-# plugin/preflight/cuda_min_driver.csv). The base image's NVIDIA_REQUIRE_CUDA makes the NVIDIA
-# Container Toolkit refuse to start the container on an older driver; `trainbench preflight`
+# plugin/preflight/cuda_min_driver.csv). The base image's NVIDIA_REQUIRE_CUDA (cuda>=12.8, plus
+# the driver branches NVIDIA lists for forward compatibility) makes the NVIDIA Container Toolkit
+# refuse to start the container on other older drivers; `trainbench preflight`
 # (the default command) checks the match again from inside and says what to change.
 # CUDA 12.8 still supports every GPU in the catalog (CUDA 13 drops Volta, i.e. V100).
 ARG CUDA_VERSION=12.8.1

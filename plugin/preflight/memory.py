@@ -96,7 +96,9 @@ def estimate_fit(workload, size: str, precision: str, batch: int, spec: GpuSpec 
     try:
         from plugin.cost.fit import check_fit
         from plugin.cost.memory import estimate_memory
-    except ImportError:
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("plugin.cost", "plugin.cost.fit", "plugin.cost.memory"):
+            raise  # plugin.cost is there but broken: say so rather than quietly estimate less
         return _state_lower_bound(workload, size, batch, spec)
     est = estimate_memory(workload, size, precision)
     amp = None
