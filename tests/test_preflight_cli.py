@@ -79,7 +79,7 @@ def test_pytest_bench_preflight_records_the_checklist(pytester):
                           "from test_preflight_workloads import pytest_trainbench_register_workloads\n")
     pytester.makepyfile(test_preflight=(ROOT / "bench" / "test_preflight.py").read_text())
     results = pytester.path / "results.json"
-    result = pytester.runpytest("-p", "plugin.pytest_plugin", "-m", "preflight", "--workload=pf-sum-loss",
+    result = pytester.runpytest("-m", "preflight", "--workload=pf-sum-loss",
                                 f"--trainbench-results={results}", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*test_preflight_pipeline?pf-sum-loss-fp32?*", "*AssertionError: grad_accum: 2 micro*",

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
@@ -142,6 +142,7 @@ class _Run:
             if dep_check is None or dep_check.status in (FAIL, NA):
                 self.check(name, NA, f"not run: the {dep} item did not pass")
                 return
+        t0 = time.perf_counter()
         try:
             fn()
         except _Skip as exc:
@@ -157,6 +158,8 @@ class _Run:
                        "`trainbench preflight --workload ... --traceback`")
             if os.environ.get("TRAINBENCH_TRACEBACK"):
                 traceback.print_exc()
+        done = self.checks[name]
+        self.checks[name] = replace(done, metrics={**done.metrics, "item_s": time.perf_counter() - t0})
 
     def run_config(self, **overrides: Any) -> RunConfig:
         base = dict(workload=self.wl.name, size=self.cfg.size, precision=self.cfg.precision, batch_size=self.batch,

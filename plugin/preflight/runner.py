@@ -17,7 +17,9 @@ from plugin.preflight.memory import MemoryFit, check_memory, estimate_fit
 from plugin.preflight.pipeline import PipelineConfig, pipeline_checks
 from plugin.workloads import Workload, get_workload, workload_names
 
-__all__ = ["Preflight", "PreflightConfig", "PreflightResult", "run_preflight"]
+__all__ = ["Preflight", "PreflightConfig", "PreflightResult", "run_preflight", "CPU_BATCH"]
+
+CPU_BATCH = 8  # largest default micro-batch on a CPU: enough for BatchNorm and accumulation by 2
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,9 @@ class PreflightConfig:
     gpu: str = "auto"  # --gpu profile the run will be labelled with ("auto", "cpu" or a catalog name)
     size: str | None = None  # None = "full" on a GPU (the real footprint), "tiny" on a CPU
     precision: str = "fp32"
-    batch_size: int | None = None  # micro-batch; None = each workload's default for the size
+    # micro-batch; None = each workload's default for the size, capped at CPU_BATCH on a CPU (there
+    # the tiny presets check code paths, not capacity)
+    batch_size: int | None = None
     data_dir: str = "."  # where data and checkpoints will live: disk space and read throughput
     num_workers: int | None = None  # loader workers; None = the harness's choice for the device
     grad_accum: int = 2  # k of the accumulation check
@@ -93,7 +97,11 @@ class Preflight:
         self.spec = _spec(cfg, self.facts)
         self.profile = self.spec.name if self.spec else (self.facts.gpus[0].name if cuda and self.facts.gpus else "cpu")
         self.workers = _auto_workers(self.device) if cfg.num_workers is None else cfg.num_workers
-        self.batches = {n: cfg.batch_size or wl.default_batch_size(self.size) for n, wl in self.workloads.items()}
+        self.batches = {n: cfg.batch_size or self._default_batch(wl) for n, wl in self.workloads.items()}
+
+    def _default_batch(self, wl: Workload) -> int:
+        batch = wl.default_batch_size(self.size)
+        return batch if self.device.type == "cuda" else min(batch, CPU_BATCH)
 
     def environment(self) -> list[Check]:
         wls = self.workloads.values()
