@@ -23,7 +23,7 @@ class GpuFacts:
     name: str  # torch.cuda.get_device_name (or NVML's name when torch cannot see the GPU)
     memory_bytes: int | None  # total device memory
     capability: tuple[int, int] | None  # compute capability; None when torch cannot see it
-    bf16: bool | None  # torch.cuda.is_bf16_supported() on this device; None = unknown
+    bf16: bool | None  # native bf16 (compute capability 8.0+); None = unknown
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,8 @@ def _torch_gpus() -> list[GpuFacts]:
     for i in range(torch.cuda.device_count()):
         props = torch.cuda.get_device_properties(i)
         with torch.cuda.device(i):
-            bf16 = torch.cuda.is_bf16_supported()
+            # native bf16 only: with emulation (the default) a T4 reports True and runs bf16 slowly
+            bf16 = torch.cuda.is_bf16_supported(including_emulation=False)
         out.append(GpuFacts(props.name, int(props.total_memory), (props.major, props.minor), bool(bf16)))
     return out
 

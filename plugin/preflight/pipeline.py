@@ -13,6 +13,7 @@ exception and where it came from; the items that depend on it become n/a.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import math
 import os
@@ -128,6 +129,8 @@ class _Run:
         self.expected: list[float] | None = None
         self.child_losses: list[float] | None = None
         self.unsaved_changed: list[str] = []
+        self.unsaved: list[str] = []
+        self.module_kinds: set[str] = set()
         self.tmpdir = "."
 
     # -- helpers -----------------------------------------------------------------------
@@ -199,6 +202,7 @@ class _Run:
     def forward(self) -> None:
         self.trainer = build_trainer(self.run_config(dataset_samples=self.batch), loader=[self.first_batch])
         model = self.trainer.model
+        self.module_kinds = {type(m).__name__ for m in model.modules()}
         model.train()
         self.batch_on_device = to_device(self.first_batch, self.device)
         with self.precision.context(self.device), self.precision.autocast(self.device):
@@ -301,8 +305,7 @@ class _Run:
         rel = diff / ref if ref > 0 else float("inf")
         ratio = _global_norm(acc.values()) / ref if ref > 0 else float("nan")
         tol = GRAD_RTOL.get(self.device.type, GRAD_RTOL["cuda"])
-        kinds = {type(m).__name__ for m in self.trainer.model.modules()} if self.trainer else set()
-        bn = sorted(n for n in kinds if "BatchNorm" in n)
+        bn = sorted(n for n in self.module_kinds if "BatchNorm" in n)
         mode = "eval mode, so every sample's gradient is independent of its batch"
         if bn:
             mode += (f" ({', '.join(bn)}: in train mode each micro-batch is normalized by its own statistics, so "
@@ -346,7 +349,7 @@ class _Run:
             save_s = time.perf_counter() - t0
             state = torch.load(self.checkpoint, map_location="cpu", weights_only=True)  # what a resume will read
             self.expected = [float(trainer.step()) for _ in range(cfg.resume_steps)]
-        unsaved = unsaved_buffers(trainer.model)
+        self.unsaved = unsaved = unsaved_buffers(trainer.model)
         buffers = dict(trainer.model.named_buffers())
         self.unsaved_changed = [n for n in unsaved if not torch.equal(initial[n], buffers[n].detach())]
         parts = ", ".join(k for k, v in state.items() if v is not None)
@@ -365,6 +368,10 @@ class _Run:
     def resume(self) -> None:
         if self.expected is None or self.checkpoint is None or not self.checkpoint.exists():
             raise _Skip("not run: no checkpoint was written (checkpoint_save item)")
+        self.trainer = None  # the fresh process needs the device memory this one is caching
+        gc.collect()
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
         spec_path = self.checkpoint.with_suffix(".json")
         spec_path.write_text(self.spec.to_json(), encoding="utf-8")
         env = dict(os.environ)
@@ -402,10 +409,10 @@ class _Run:
             return
         first_bad = next(i for i, d in enumerate(diffs) if d > tol)
         if first_bad == 0:
-            unsaved = unsaved_buffers(self.trainer.model) if self.trainer else []
+            unsaved = self.unsaved_changed or self.unsaved
             fix = ("the first step after resuming differs, so the model state or the data position was not "
-                   "restored: " + (f"buffers with persistent=False ({', '.join(self.unsaved_changed or unsaved)}) "
-                                   "are not in the checkpoint; " if (self.unsaved_changed or unsaved) else "")
+                   "restored: " + (f"buffers with persistent=False ({', '.join(unsaved)}) "
+                                   "are not in the checkpoint; " if unsaved else "")
                    + "save every tensor the forward pass reads, the loader's state_dict and the RNG state")
         else:
             fix = ("the first step matches but a later one differs: optimizer, GradScaler or LR-scheduler state "
