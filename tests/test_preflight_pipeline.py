@@ -100,3 +100,9 @@ def test_a_raising_workload_is_a_failed_item_and_dependents_are_na():
 def test_unknown_item_is_an_input_error():
     with pytest.raises(InputError, match="unknown preflight item.*known: loader"):
         run("pf-good", "lodaer")
+
+
+def test_precision_the_device_cannot_run_fails_forward_and_skips_the_rest():
+    checks = run("pf-good", precision="tf32")  # tf32 is a CUDA tensor-core mode
+    assert checks["forward"].status == FAIL and "tf32" in checks["forward"].reason
+    assert {c.status for n, c in checks.items() if n != "forward"} == {NA}

@@ -475,9 +475,12 @@ class _Run:
     def run(self) -> list[Check]:
         try:
             self.precision.check(self.device)
-        except UnsupportedPrecision as exc:
-            return [Check(n, G, NA, f"not run: {exc}", workload=self.wl.name) for n in PIPELINE_ITEMS
-                    if self.cfg.items is None or n in self.cfg.items]
+        except UnsupportedPrecision as exc:  # the forward pass is where it would break: fail there
+            return [Check(n, G, FAIL, f"--precision={self.precision.name} cannot run on {self.device}: {exc}",
+                          "pick a precision this device supports (the message says which)", workload=self.wl.name)
+                    if n == "forward" else
+                    Check(n, G, NA, f"not run: --precision={self.precision.name} is unsupported here", workload=self.wl.name)
+                    for n in PIPELINE_ITEMS if self.cfg.items is None or n in self.cfg.items]
         with tempfile.TemporaryDirectory(prefix="trainbench-preflight-") as tmp:
             self.tmpdir = tmp
             self.item("loader", self.loader)
