@@ -3,7 +3,6 @@ the right fix, and the healthy machine passes it."""
 
 import dataclasses
 
-import pytest
 from hypothesis import given, strategies as st
 
 from plugin.catalog import get_gpu
