@@ -106,3 +106,25 @@ def test_precision_the_device_cannot_run_fails_forward_and_skips_the_rest():
     checks = run("pf-good", precision="tf32")  # tf32 is a CUDA tensor-core mode
     assert checks["forward"].status == FAIL and "tf32" in checks["forward"].reason
     assert {c.status for n, c in checks.items() if n != "forward"} == {NA}
+
+
+def test_a_model_that_cannot_be_built_still_yields_the_whole_checklist(tmp_path):
+    import dataclasses
+
+    from plugin.preflight import Facts, PreflightConfig, run_preflight
+
+    def broken_model(size):
+        raise ValueError("no such layer size")
+
+    register_workload(dataclasses.replace(user.WORKLOADS[0], name="pf-unbuildable", model=broken_model))
+    facts = Facts(torch_version="2.13.0+cpu", torch_cuda=None, cuda_available=False, data_dir=str(tmp_path),
+                  disk_free_bytes=50 * 10**9, shm_bytes=8 * 10**9)
+    try:
+        result = run_preflight(PreflightConfig(workloads=("pf-unbuildable",), data_dir=str(tmp_path)), facts=facts)
+    finally:
+        workloads().unregister("pf-unbuildable")
+    checks = {c.name: c for c in result.checks}
+    assert result.exit_code == 1
+    assert checks["disk"].status == PASS  # no checkpoint size estimate, still judged
+    assert checks["forward"].status == FAIL and "no such layer size" in checks["forward"].reason
+    assert checks["loader"].status == PASS and checks["overfit"].status == NA

@@ -59,19 +59,32 @@ class PreflightResult:
         return 1 if self.failed else 0
 
 
-def _batch_bytes(wl: Workload, size: str, batch: int, seed: int) -> int:
-    data = wl.dataset(size, batch, seed)
-    b = default_collate([data[i] for i in range(batch)])
-    return sum(v.numel() * v.element_size() for v in b.values() if torch.is_tensor(v))
+def _batch_bytes(wl: Workload, size: str, batch: int, seed: int) -> int | None:
+    """Bytes of one collated batch; None when the data set cannot make one (the loader item says why)."""
+    try:
+        data = wl.dataset(size, batch, seed)
+        b = default_collate([data[i] for i in range(batch)])
+        return sum(v.numel() * v.element_size() for v in b.values() if torch.is_tensor(v))
+    except Exception:
+        return None
 
 
-def _checkpoint_bytes(wl: Workload, size: str) -> int:
-    """Weights + up to two optimizer buffers (Adam), from shapes on the meta device."""
-    with torch.device("meta"):
-        model = wl.model(size)
+def _checkpoint_bytes(wl: Workload, size: str) -> int | None:
+    """Weights + up to two optimizer buffers (Adam), from shapes on the meta device; None when the
+    model cannot be built there (the pipeline items then report the checkpoint's real size)."""
+    try:
+        with torch.device("meta"):
+            model = wl.model(size)
+    except Exception:
+        return None
     params = sum(p.numel() * p.element_size() for p in model.parameters())
     buffers = sum(b.numel() * b.element_size() for b in model.buffers())
     return 3 * params + buffers
+
+
+def _largest(values) -> int | None:
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
 
 
 def _spec(cfg: PreflightConfig, facts: Facts) -> GpuSpec | None:
@@ -107,8 +120,8 @@ class Preflight:
         wls = self.workloads.values()
         settings = EnvSettings(
             gpu=self.cfg.gpu, precision=self.cfg.precision, num_workers=self.workers,
-            batch_bytes=max(_batch_bytes(wl, self.size, self.batches[wl.name], self.cfg.seed) for wl in wls),
-            checkpoint_bytes=max(_checkpoint_bytes(wl, self.size) for wl in wls),
+            batch_bytes=_largest(_batch_bytes(wl, self.size, self.batches[wl.name], self.cfg.seed) for wl in wls),
+            checkpoint_bytes=_largest(_checkpoint_bytes(wl, self.size) for wl in wls),
         )
         return environment_checks(self.facts, settings)
 
