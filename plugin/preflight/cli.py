@@ -50,7 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="model preset (default: full on a GPU, tiny on a CPU)")
     p.add_argument("--precision", choices=tuple(PRECISIONS), default="fp32")
     p.add_argument("--batch-size", type=positive_int("--batch-size"), default=None,
-                   help="micro-batch per device (default: the workload's for the size)")
+                   help="micro-batch per device (default: the workload's for the size; at most 8 on a CPU)")
     p.add_argument("--grad-accum", type=positive_int("--grad-accum"), default=2,
                    help="k of the gradient-accumulation check: k micro-batches vs one batch k times larger")
     p.add_argument("--overfit-steps", type=positive_int("--overfit-steps"), default=25,
