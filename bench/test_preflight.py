@@ -14,11 +14,7 @@ from plugin.catalog import gpu_names
 from plugin.preflight import Preflight, PreflightConfig
 from plugin.preflight.report import check_record_fields, format_checklist
 
-pytestmark = [
-    pytest.mark.preflight,
-    # the trainbench fixture offers pytest-benchmark's fixture to training runs; a checklist has no timings
-    pytest.mark.filterwarnings("ignore:Benchmark fixture was not used"),
-]
+pytestmark = pytest.mark.preflight
 
 
 def _preflight(session, workloads=(), precision="fp32"):

@@ -4,7 +4,7 @@ what was measured into a `Record` (and pytest-benchmark stats)."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 import torch
@@ -20,10 +20,17 @@ __all__ = ["Bench"]
 
 
 class Bench:
-    def __init__(self, session: BenchSession, nodeid: str, benchmark: Any = None):
+    def __init__(self, session: BenchSession, nodeid: str, get_benchmark: Callable[[], Any] | None = None):
         self.session = session
         self.nodeid = nodeid
-        self.benchmark = benchmark
+        self._get_benchmark = get_benchmark  # pytest-benchmark's fixture, requested on first train()
+        self._benchmark: Any = None
+
+    @property
+    def benchmark(self) -> Any:
+        if self._benchmark is None and self._get_benchmark is not None:
+            self._benchmark = self._get_benchmark()
+        return self._benchmark
 
     def config(self, workload: str, **overrides: Any) -> RunConfig:
         """The run configuration for `workload`, session options filled in."""

@@ -41,7 +41,7 @@ class Precision:
                     f"tf32 needs an Ampere or newer GPU (compute capability 8.0+), found "
                     f"{torch.cuda.get_device_name(device)}: use --precision=fp16 or fp32"
                 )
-            if self.name == "bf16" and not torch.cuda.is_bf16_supported():
+            if self.name == "bf16" and major < 8:  # native bf16 from Ampere on (a T4 only emulates it)
                 raise UnsupportedPrecision(
                     f"{torch.cuda.get_device_name(device)} has no bf16 support: use --precision=fp16"
                 )

@@ -16,7 +16,7 @@ from plugin.harness.trainer import Trainer, cycle
 from plugin.metrics import training_metrics
 from plugin.workloads import get_workload
 
-__all__ = ["RunConfig", "RunOutput", "resolve_device", "build_trainer", "loader_config", "run"]
+__all__ = ["RunConfig", "RunOutput", "auto_workers", "resolve_device", "build_trainer", "loader_config", "run"]
 
 
 def resolve_device(name: str = "auto") -> torch.device:
@@ -54,7 +54,7 @@ class RunOutput:
     device: torch.device
 
 
-def _auto_workers(device: torch.device) -> int:
+def auto_workers(device: torch.device) -> int:
     if device.type != "cuda":
         return 0  # on a small CPU box workers steal cores from the compute they feed
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -66,7 +66,7 @@ def loader_config(cfg: RunConfig, batch: int, device: torch.device) -> LoaderCon
     session = storage_context().settings
     workers = cfg.num_workers
     if workers is None:
-        workers = session.num_workers[0] if session.num_workers else _auto_workers(device)
+        workers = session.num_workers[0] if session.num_workers else auto_workers(device)
     pin = cfg.pin_memory if cfg.pin_memory is not None else session.pin_memory
     persistent = cfg.persistent_workers if cfg.persistent_workers is not None else session.persistent_workers
     return LoaderConfig(

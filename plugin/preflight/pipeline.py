@@ -32,7 +32,7 @@ from torch import nn
 from plugin.data import LoaderConfig, make_loader
 from plugin.errors import InputError
 from plugin.harness.precision import UnsupportedPrecision, get_precision
-from plugin.harness.run import RunConfig, _auto_workers, build_trainer, resolve_device
+from plugin.harness.run import RunConfig, auto_workers, build_trainer, resolve_device
 from plugin.harness.trainer import to_device
 from plugin.preflight.check import FAIL, NA, PASS, WARN, Check
 from plugin.preflight.plugins import workload_sources
@@ -120,7 +120,7 @@ class _Run:
         self.device = resolve_device(cfg.device)
         self.precision = get_precision(cfg.precision)
         self.batch = cfg.batch_size or self.wl.default_batch_size(cfg.size)
-        self.workers = _auto_workers(self.device) if cfg.num_workers is None else cfg.num_workers
+        self.workers = auto_workers(self.device) if cfg.num_workers is None else cfg.num_workers
         self.checks: dict[str, Check] = {}
         self.trainer = None
         self.first_batch: Mapping[str, Any] | None = None

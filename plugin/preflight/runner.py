@@ -9,7 +9,7 @@ import torch
 from torch.utils.data import default_collate
 
 from plugin.catalog import GpuSpec, detect_gpu, get_gpu
-from plugin.harness.run import _auto_workers
+from plugin.harness.run import auto_workers
 from plugin.preflight.check import Check
 from plugin.preflight.environment import EnvSettings, environment_checks
 from plugin.preflight.facts import Facts, gather_facts
@@ -109,7 +109,7 @@ class Preflight:
         self.size = cfg.size or ("full" if cuda else "tiny")
         self.spec = _spec(cfg, self.facts)
         self.profile = self.spec.name if self.spec else (self.facts.gpus[0].name if cuda and self.facts.gpus else "cpu")
-        self.workers = _auto_workers(self.device) if cfg.num_workers is None else cfg.num_workers
+        self.workers = auto_workers(self.device) if cfg.num_workers is None else cfg.num_workers
         self.batches = {n: cfg.batch_size or self._default_batch(wl) for n, wl in self.workloads.items()}
 
     def _default_batch(self, wl: Workload) -> int:
