@@ -54,13 +54,29 @@ def test_without_nvml_every_field_is_none_and_nothing_fails(monkeypatch):
     assert out["gpu_util_mean"] is None and out["energy_j"] is None and out["power_w_mean"] is None
 
 
-def test_process_sampler_sees_memory_grow():
+def _touch(mib):
+    blob = bytearray(mib * 2**20)
+    blob[::4096] = b"x" * len(blob[::4096])  # touch every page: resident, not just reserved
+    return blob
+
+
+@pytest.mark.parametrize("kernel_peak", [True, False], ids=["kernel-hwm", "sampled"])
+def test_process_peak_covers_the_window_only(monkeypatch, kernel_peak):
+    from plugin.telemetry import process
+
+    if not kernel_peak:
+        monkeypatch.setattr(process, "_reset_hwm", lambda pid: False)  # as on a non-Linux system
+    elif process._hwm_bytes(1) is None and process._hwm_bytes(__import__("os").getpid()) is None:
+        pytest.skip("no /proc VmHWM here")
+    big = _touch(256)
+    del big  # a peak before the window must not count
     t = ProcessTelemetry(hz=50)
     t.start()
-    before = t.rss_peak
-    blob = bytearray(64 * 2**20)  # 64 MiB, touched
-    blob[:: 4096] = b"x" * len(blob[:: 4096])
+    blob = _touch(64)
     time.sleep(0.2)
     out = t.stop()
-    assert out["rss_peak_bytes"] >= before + 32 * 2**20
     del blob
+    assert out["rss_peak_method"] == ("kernel VmHWM" if kernel_peak else "sampled")
+    rss_now = __import__("psutil").Process().memory_info().rss
+    assert rss_now + 32 * 2**20 <= out["rss_peak_bytes"] < rss_now + 200 * 2**20
+    assert out["cpu_percent_mean"] is not None
