@@ -27,6 +27,7 @@ class Epochs(Iterator):
         self.loader = loader  # a StatefulDataLoader (anything with state_dict/load_state_dict)
         self.epoch = 0  # epochs started before the current one
         self._it: Iterator | None = None
+        self._loaded: dict[str, Any] | None = None  # loader state loaded but not yet iterated
 
     def __iter__(self) -> "Epochs":
         return self
@@ -40,6 +41,7 @@ class Epochs(Iterator):
                 if set_epoch is not None:
                     set_epoch(self.epoch)
                 self._it = iter(self.loader)
+                self._loaded = None
             try:
                 return next(self._it)
             except StopIteration:
@@ -48,11 +50,14 @@ class Epochs(Iterator):
         raise ValueError("the data loader produced no batch: data set smaller than one batch?")
 
     def state_dict(self) -> dict[str, Any]:
-        # Between next() calls an epoch is always open, except before the first batch.
-        return {"epoch": self.epoch, "loader": None if self._it is None else self.loader.state_dict()}
+        # Between next() calls an epoch is always open, except before the first batch (of the
+        # run, or after a load: then the loaded position is still the position).
+        loader = self.loader.state_dict() if self._it is not None else self._loaded
+        return {"epoch": self.epoch, "loader": loader}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.epoch = int(state["epoch"])
         self._it = None
-        if state.get("loader") is not None:
-            self.loader.load_state_dict(state["loader"])
+        self._loaded = state.get("loader")
+        if self._loaded is not None:
+            self.loader.load_state_dict(self._loaded)
