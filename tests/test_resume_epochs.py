@@ -8,6 +8,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 from torch.utils.data import Dataset
+from torchdata.stateful_dataloader.sampler import StatefulDistributedSampler
 
 from plugin.data import LoaderConfig, make_loader
 from plugin.harness.epochs import Epochs
@@ -22,7 +23,9 @@ class _Indices(Dataset):
 
 
 def _epochs(workers: int) -> Epochs:
-    return Epochs(make_loader(_Indices(), LoaderConfig(batch_size=3, num_workers=workers, seed=7)))
+    """As plugin/checkpoint/resumable.py builds it: a set_epoch sampler seeded per epoch."""
+    sampler = StatefulDistributedSampler(_Indices(), num_replicas=1, rank=0, shuffle=True, seed=7)
+    return Epochs(make_loader(_Indices(), LoaderConfig(batch_size=3, num_workers=workers, seed=7), sampler))
 
 
 def _take(e: Epochs, n: int) -> list:
