@@ -69,12 +69,13 @@ def test_sigterm_then_sigkill_at_random_steps_with_workers(workload, tmp_path):
     stopped = _log_lines(tmp_path / "log.jsonl")  # the step in flight finished, then it saved
     assert f"preempted (SIGTERM) after step {stopped}" in d.stderr
 
-    k2 = rng.randint(stopped + 1, STEPS - 1) if stopped + 1 <= STEPS - 1 else None
+    # at least 3 steps left after k2, so the kill lands before the run can finish
+    k2 = rng.randint(stopped + 1, STEPS - 3) if stopped + 1 <= STEPS - 3 else None
     if k2 is not None:
         d = Drill.start([*args, "--resume", "auto"], tmp_path)
         d.wait_for_log_steps(tmp_path / "log.jsonl", k2)
         d.signal(signal.SIGKILL)
-        assert d.finish() == -signal.SIGKILL
+        assert d.finish() == -signal.SIGKILL, f"the run ended before SIGKILL landed (after step {k2}):\n{d.stderr}"
 
     rc, err = train([*args, "--resume", "auto", "--save-final", tmp_path / "final.pt"], tmp_path)
     assert rc == 0, err
