@@ -120,3 +120,20 @@ def test_unreachable_metadata_server_is_counted_not_raised():
         w.stop()
         w.join(5)
     assert w.errors >= 1 and not p.requested
+
+
+def test_metadata_notice_stops_trainbench_train_with_a_checkpoint(metadata_server, tmp_path):
+    """End to end: a GCP preemption notice during the run -> checkpoint, exit 75, resumable."""
+    from plugin.checkpoint.drill import Drill
+
+    handler, url = metadata_server
+    ckpt = tmp_path / "ckpt"
+    d = Drill.start(["--workload", "gpt-small", "--steps", 50, "--batch-size", 2, "--device", "cpu",
+                     "--checkpoint-dir", ckpt, "--preempt-watch", "gcp", "--metadata-url", url,
+                     "--preempt-poll-s", 0.05], tmp_path, hold_at=2)
+    d.wait_for("held at step 2")
+    assert any(path.endswith("/preempted") for _, path, _ in handler.seen)  # it is polling
+    handler.notice = True
+    assert d.finish(120) == EXIT_PREEMPTED, d.stderr
+    assert "preempted (GCP instance/preempted TRUE) after step 2" in d.stderr
+    assert (ckpt / "step-00000002.pt").exists()
