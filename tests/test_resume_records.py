@@ -3,7 +3,16 @@ with the comparison outcome and the checkpoint costs the spot cost model reads."
 
 from pathlib import Path
 
+import torch.distributed.checkpoint  # noqa: F401  (see below)
+
+import plugin.checkpoint.async_timing  # noqa: F401
+import plugin.checkpoint.drill  # noqa: F401
 from plugin.results import load_results
+from plugin.workloads import workload_names
+
+# pytester drops the modules first imported inside its in-process session; load what the bench
+# file uses now, so later tests keep one copy of each (reference model classes, torch's DCP ops)
+workload_names()
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "test_resume.py"
 
