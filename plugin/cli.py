@@ -17,12 +17,12 @@ __all__ = ["main", "build_parser"]
 
 
 def _subcommands() -> list:
-    from plugin import run_cli
+    from plugin import run_cli, train_cli
     from plugin.data import prepare_cli
     from plugin.preflight import cli as preflight_cli
     from plugin.select import command as select_command
 
-    return [run_cli, prepare_cli, select_command, preflight_cli]
+    return [run_cli, prepare_cli, select_command, preflight_cli, train_cli]
 
 
 def build_parser() -> argparse.ArgumentParser:

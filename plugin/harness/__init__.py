@@ -1,5 +1,6 @@
 """The harness: one timing primitive, precision, the training step and the measured window."""
 
+from plugin.harness.epochs import Epochs
 from plugin.harness.measure import Measurement, measure
 from plugin.harness.precision import PRECISIONS, Precision, UnsupportedPrecision, get_precision
 from plugin.harness.run import RunConfig, RunOutput, build_trainer, resolve_device, run
@@ -7,7 +8,7 @@ from plugin.harness.timing import DeviceClock
 from plugin.harness.trainer import Trainer, cycle, to_device
 
 __all__ = [
-    "PRECISIONS", "DeviceClock", "Measurement", "Precision", "RunConfig", "RunOutput", "Trainer",
+    "PRECISIONS", "DeviceClock", "Epochs", "Measurement", "Precision", "RunConfig", "RunOutput", "Trainer",
     "UnsupportedPrecision", "build_trainer", "cycle", "get_precision", "measure", "resolve_device",
     "run", "to_device",
 ]

@@ -10,9 +10,10 @@ import torch
 
 from plugin.data import LoaderConfig, storage_context, storage_loader
 from plugin.errors import InputError
+from plugin.harness.epochs import Epochs
 from plugin.harness.measure import Measurement, measure
 from plugin.harness.precision import get_precision
-from plugin.harness.trainer import Trainer, cycle
+from plugin.harness.trainer import Trainer
 from plugin.metrics import training_metrics
 from plugin.workloads import get_workload
 
@@ -98,7 +99,7 @@ def build_trainer(cfg: RunConfig, loader: Any | None = None) -> Trainer:
         n = cfg.dataset_samples or batch * cfg.grad_accum * (cfg.steps + cfg.warmup)
         loader = storage_loader(cfg.storage, cfg.workload, cfg.size, n, cfg.seed, loader_config(cfg, batch, device),
                                 cold_cache=cfg.extra.get("cold_cache", True))  # +cache: empty cache first
-    return Trainer(workload, model, optimizer, cycle(loader), device, precision, cfg.grad_accum)
+    return Trainer(workload, model, optimizer, Epochs(loader), device, precision, cfg.grad_accum)
 
 
 def run(cfg: RunConfig, peak_flops_per_s: float | None = None, loader: Any | None = None) -> RunOutput:

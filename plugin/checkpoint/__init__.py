@@ -1,0 +1,24 @@
+"""Checkpoints that survive preemption: atomic saves with a checksum, weights_only loading,
+the latest valid checkpoint on resume, signal and metadata-notice handling, and comparing a
+resumed run with an uninterrupted one."""
+
+from plugin.checkpoint.compare import TOLERANCES, compare_logs, compare_states, final_state, read_loss_log, within_tolerance
+from plugin.checkpoint.preempt import EXIT_PREEMPTED, MetadataWatcher, Preemption
+from plugin.checkpoint.state import capture, fingerprint, restore
+from plugin.checkpoint.store import (
+    CheckpointCorrupt,
+    CheckpointRefused,
+    CheckpointStore,
+    CheckpointWriteError,
+    LoadedCheckpoint,
+    SavedCheckpoint,
+    read_checkpoint,
+)
+
+__all__ = [
+    "CheckpointStore", "SavedCheckpoint", "LoadedCheckpoint", "read_checkpoint",
+    "CheckpointWriteError", "CheckpointRefused", "CheckpointCorrupt",
+    "capture", "restore", "fingerprint",
+    "Preemption", "MetadataWatcher", "EXIT_PREEMPTED",
+    "final_state", "compare_states", "within_tolerance", "read_loss_log", "compare_logs", "TOLERANCES",
+]
