@@ -1,0 +1,210 @@
+"""Match the benchmarks of two results files and judge each gated metric: the comparison.
+
+A metric *regresses* when it moved in its bad direction by more than its threshold AND the
+move is significant: for step-time metrics the one-sided rank test on `step_times_s`
+(stats.py) has p < alpha; single-number metrics (memory, stall ratio, energy) have no
+within-run samples and are judged by the threshold alone (said in the p column).
+A benchmark that passed in the baseline and failed/OOMed now is a regression too.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from plugin.environment import ENV_MATCH_KEYS
+from plugin.errors import InputError
+from plugin.gate.metrics import GatedMetric, gated_metrics
+from plugin.gate.stats import ShiftTest, shift_test
+from plugin.gate.thresholds import DEFAULT_THRESHOLDS, Threshold, threshold_for
+from plugin.record import Record
+from plugin.report.envdiff import EnvDiff, environment_differences
+from plugin.results import Results
+
+__all__ = [
+    "MetricChange",
+    "BenchComparison",
+    "Comparison",
+    "compare_metric",
+    "compare_results",
+    "REGRESSION",
+    "IMPROVEMENT",
+    "NOISE",
+    "UNCHANGED",
+    "NA",
+    "INCOMPARABLE",
+    "UNGATED",
+]
+
+REGRESSION = "regression"  # worse beyond threshold, significant
+IMPROVEMENT = "improvement"  # better beyond threshold, significant
+NOISE = "within noise"  # beyond threshold, but the rank test cannot tell it from noise
+UNCHANGED = "unchanged"  # within threshold
+NA = "n/a"  # missing on one side
+INCOMPARABLE = "not comparable"  # e.g. device memory vs process RSS
+UNGATED = "not gated"  # threshold switched off
+
+DEFAULT_ALPHA = 0.05  # one-sided significance level of the rank test
+_BAD_STATUSES = ("failed", "oom", "error")
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+@dataclass
+class MetricChange:
+    metric: GatedMetric
+    base: float | None
+    current: float | None
+    relative: float | None  # (current - base) / |base|; None when base is 0 or missing
+    absolute: float | None  # current - base, in the metric's unit
+    worse_by: float | None  # move in the bad direction, in the threshold's unit (>0 = worse)
+    threshold: Threshold | None
+    test: ShiftTest | None  # None: no step-time evidence (single-number metric or few steps)
+    verdict: str
+
+
+def compare_metric(
+    metric: GatedMetric,
+    base_value: Any,
+    current_value: Any,
+    threshold: Threshold | None,
+    base_times: list[float] | None = None,
+    current_times: list[float] | None = None,
+    alpha: float = DEFAULT_ALPHA,
+) -> MetricChange:
+    b, c = _number(base_value), _number(current_value)
+    if b is None or c is None:
+        return MetricChange(metric, b, c, None, None, None, threshold, None, NA)
+    absolute = c - b
+    relative = absolute / abs(b) if b != 0 else (0.0 if c == b else None)
+    sign = -1.0 if metric.higher_is_better else 1.0  # turns "went up" into "got worse"
+    if threshold is not None and threshold.absolute:
+        worse_by = sign * absolute
+    elif relative is not None:
+        worse_by = sign * relative
+    else:  # relative threshold, base 0, current not: an unbounded move
+        worse_by = math.copysign(math.inf, sign * absolute)
+    test = None
+    if metric.timed:
+        test = shift_test(base_times or (), current_times or (), slower=worse_by >= 0)
+    if threshold is None:
+        verdict = UNGATED
+    elif abs(worse_by) <= threshold.value:
+        verdict = UNCHANGED
+    elif test is not None and test.p_value >= alpha:
+        verdict = NOISE
+    else:
+        verdict = REGRESSION if worse_by > 0 else IMPROVEMENT
+    return MetricChange(metric, b, c, relative, absolute, worse_by, threshold, test, verdict)
+
+
+@dataclass
+class BenchComparison:
+    base: Record
+    current: Record
+    metrics: list[MetricChange] = field(default_factory=list)
+    status_change: str | None = None  # "passed -> oom": a regression without numbers
+
+    @property
+    def regressed(self) -> bool:
+        return self.status_change is not None or any(m.verdict == REGRESSION for m in self.metrics)
+
+    @property
+    def regressions(self) -> list[MetricChange]:
+        return [m for m in self.metrics if m.verdict == REGRESSION]
+
+
+@dataclass
+class Comparison:
+    base: Results
+    current: Results
+    benches: list[BenchComparison]
+    only_base: list[Record]
+    only_current: list[Record]
+    not_compared: list[tuple[Record, str]]  # (current record, why)
+    env_blocking: list[EnvDiff]  # ENV_MATCH_KEYS that differ: gate refuses unless allowed
+    env_other: list[EnvDiff]  # other differences (CPU cores, driver, commit): shown only
+    alpha: float = DEFAULT_ALPHA
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def regressed(self) -> list[BenchComparison]:
+        return [b for b in self.benches if b.regressed]
+
+
+def _index(results: Results, notes: list[str]) -> dict[tuple, Record]:
+    out: dict[tuple, Record] = {}
+    for rec in results.records:
+        key = rec.key()
+        if key in out:
+            notes.append(f"{results.path}: {rec.test} appears twice; the first record is used")
+            continue
+        out[key] = rec
+    return out
+
+
+def _compare_records(
+    base: Record, current: Record, thresholds: Mapping[str, Threshold | None], alpha: float
+) -> BenchComparison:
+    bench = BenchComparison(base, current)
+    if current.status in _BAD_STATUSES:
+        bench.status_change = f"{base.status} -> {current.status}"
+    mem_kinds = (base.config.get("peak_mem_kind"), current.config.get("peak_mem_kind"))
+    for metric in gated_metrics():
+        if _number(base.metrics.get(metric.key)) is None and _number(current.metrics.get(metric.key)) is None:
+            continue  # neither run measured it: nothing to compare
+        change = compare_metric(
+            metric,
+            base.metrics.get(metric.key),
+            current.metrics.get(metric.key),
+            threshold_for(metric, thresholds),
+            base.step_times_s,
+            current.step_times_s,
+            alpha,
+        )
+        if metric.group == "peak_mem" and mem_kinds[0] != mem_kinds[1]:
+            change.verdict = INCOMPARABLE  # device memory vs process RSS are different things
+        bench.metrics.append(change)
+    return bench
+
+
+def compare_results(
+    base: Results,
+    current: Results,
+    thresholds: Mapping[str, Threshold | None] | None = None,
+    alpha: float = DEFAULT_ALPHA,
+) -> Comparison:
+    """Compare two loaded results files; InputError when no benchmark matches."""
+    thresholds = DEFAULT_THRESHOLDS if thresholds is None else thresholds
+    notes: list[str] = []
+    base_idx, cur_idx = _index(base, notes), _index(current, notes)
+    envs = {"baseline": base.environment, "current": current.environment}
+    blocking = environment_differences(envs, ENV_MATCH_KEYS)
+    other = [d for d in environment_differences(envs) if d[0] not in ENV_MATCH_KEYS]
+    comparison = Comparison(
+        base, current, [], [r for k, r in base_idx.items() if k not in cur_idx],
+        [r for k, r in cur_idx.items() if k not in base_idx], [], blocking, other, alpha, notes,
+    )
+    for key, cur in cur_idx.items():
+        if key not in base_idx:
+            continue
+        bas = base_idx[key]
+        if bas.status != "passed":
+            comparison.not_compared.append((cur, f"baseline status {bas.status}"))
+        elif cur.status not in ("passed", *_BAD_STATUSES):
+            comparison.not_compared.append((cur, f"current status {cur.status}"))
+        else:
+            comparison.benches.append(_compare_records(bas, cur, thresholds, alpha))
+    if not base_idx.keys() & cur_idx.keys():
+        raise InputError(
+            f"no matching benchmarks between baseline {base.path} ({len(base_idx)} records) and "
+            f"current {current.path} ({len(cur_idx)} records): records match on kind, workload, "
+            f"size, precision, batch size, storage, topology, world size, GPU profile and test "
+            f"id; run the same benchmarks with the same options for both"
+        )
+    return comparison

@@ -1,0 +1,83 @@
+"""`trainbench compare BASE CURRENT`: per matching benchmark, every gated metric's change.
+
+Informational: exits 0 whatever changed (2 on unusable input). Environment differences are
+printed, not refused; `trainbench gate` is the command that fails CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from plugin.errors import InputError, TrainbenchError
+from plugin.gate.compare import DEFAULT_ALPHA, Comparison, compare_results
+from plugin.gate.markdown import render_comparison
+from plugin.gate.step_summary import append_step_summary
+from plugin.gate.thresholds import DEFAULT_THRESHOLDS, thresholds_arg
+from plugin.results import load_results
+
+__all__ = ["add_parser", "add_comparison_arguments", "comparison_from_args", "run"]
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"--alpha: {text!r} is not a probability in (0, 1), e.g. 0.05")
+    return value
+
+
+def add_comparison_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-regression",
+        type=thresholds_arg,
+        default=dict(DEFAULT_THRESHOLDS),
+        metavar="SPEC",
+        help="allowed worsening per metric, e.g. throughput=5%%,peak_mem=10%%,stall_ratio=3pp "
+        "(off disables one); defaults: "
+        + ",".join(f"{k}={v}" for k, v in DEFAULT_THRESHOLDS.items()),
+    )
+    p.add_argument(
+        "--alpha",
+        type=_alpha,
+        default=DEFAULT_ALPHA,
+        help="significance level of the one-sided rank test on step times (default %(default)s)",
+    )
+    p.add_argument(
+        "--allow-env-mismatch",
+        action="store_true",
+        help="compare even when GPU profile/name/count, torch or CUDA differ (printed anyway)",
+    )
+
+
+def comparison_from_args(base_path: str, current_path: str, args: argparse.Namespace) -> Comparison:
+    base, current = load_results(base_path), load_results(current_path)
+    return compare_results(base, current, args.max_regression, args.alpha)
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "compare",
+        help="compare two results files benchmark by benchmark",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("base", metavar="BASE", help="baseline results file (JSON)")
+    p.add_argument("current", metavar="CURRENT", help="current results file (JSON)")
+    add_comparison_arguments(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        comparison = comparison_from_args(args.base, args.current, args)
+    except TrainbenchError as exc:
+        print(f"trainbench compare: error: {exc}", file=sys.stderr)
+        return 2
+    text = render_comparison(comparison, "trainbench compare", allow_env_mismatch=True)
+    print(text)
+    append_step_summary(text)
+    return 0

@@ -1,0 +1,64 @@
+"""Is a change in step time real or noise? A rank test on the raw step times of two runs.
+
+Mann-Whitney U (scipy.stats.mannwhitneyu), one-sided in the direction the metric moved:
+distribution-free (step times are skewed: a few slow steps from GC, neighbours, clocks), and
+it needs no equal variances. Exact for small samples without ties, normal approximation
+with tie correction otherwise (scipy's `method="auto"`).
+
+Caveat, stated in the README: steps of one run are not independent draws (load from
+neighbours and clock changes drift over a run), so p-values are optimistic when two runs
+sit in different "weather". The threshold is what absorbs run-to-run drift; the rank test
+is what keeps a small number of noisy steps from failing CI.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+__all__ = ["MIN_SAMPLES", "ShiftTest", "shift_test", "clean_samples"]
+
+# Fewer steps than this on either side: no test (one-sided exact U with 3 vs 3 can reach
+# p = 0.05 at best, so 3 is the least that can ever be significant at alpha = 0.05).
+MIN_SAMPLES = 3
+
+
+@dataclass(frozen=True)
+class ShiftTest:
+    p_value: float  # one-sided: P(a shift at least this large | same distribution)
+    median_ratio: float  # median(current) / median(base) of the step times
+    n_base: int
+    n_current: int
+
+
+def clean_samples(values: Sequence[float] | None) -> list[float]:
+    """Finite positive step times only (a results file writes NaN as null)."""
+    out = []
+    for v in values or ():
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0:
+            out.append(float(v))
+    return out
+
+
+def _median(xs: list[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+def shift_test(base: Sequence[float], current: Sequence[float], slower: bool) -> ShiftTest | None:
+    """Test whether `current` step times are larger (`slower=True`) or smaller than `base`.
+
+    None when either side has fewer than MIN_SAMPLES usable steps.
+    """
+    from scipy.stats import mannwhitneyu  # imported here: ~0.3 s, only the gate needs it
+
+    b, c = clean_samples(base), clean_samples(current)
+    if len(b) < MIN_SAMPLES or len(c) < MIN_SAMPLES:
+        return None
+    if len(set(b) | set(c)) == 1:  # all equal: no evidence of any shift (U test is degenerate)
+        p = 1.0
+    else:
+        p = float(mannwhitneyu(c, b, alternative="greater" if slower else "less").pvalue)
+    return ShiftTest(p_value=p, median_ratio=_median(c) / _median(b), n_base=len(b), n_current=len(c))

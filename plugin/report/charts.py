@@ -1,0 +1,180 @@
+"""Charts of a report as PNG bytes (matplotlib, Agg, no pyplot global state).
+
+One builder per chart; each returns None when its data is absent (no DDP records, no
+collectives...), and the page says which charts were left out and why. A bar that has no
+value is drawn as the text "n/a" on the axis, never as a zero-height bar.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from plugin.report.cells import is_number
+from plugin.report.merge import Row, value_of
+
+__all__ = ["Chart", "build_charts"]
+
+
+@dataclass
+class Chart:
+    title: str
+    png: bytes  # a complete PNG file
+    caption: str  # what is plotted, in words (also the <img> alt text)
+
+
+def _figure():
+    from matplotlib.figure import Figure  # imported here: ~0.5 s, only reports need it
+
+    fig = Figure(figsize=(8, 4.2), dpi=100, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _png(fig) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def _grouped_bars(title: str, ylabel: str, series: dict[str, dict[str, float | None]]) -> bytes:
+    from matplotlib.patches import Patch
+
+    categories = list(dict.fromkeys(c for values in series.values() for c in values))
+    fig, ax = _figure()
+    width = 0.8 / max(len(series), 1)
+    for i, (name, values) in enumerate(series.items()):
+        for j, cat in enumerate(categories):
+            x = j - 0.4 + width * (i + 0.5)
+            v = values.get(cat)
+            if is_number(v):
+                ax.bar(x, v, width, color=f"C{i % 10}")
+            else:
+                ax.text(x, 0, "n/a", ha="center", va="bottom", fontsize=7, rotation=90, color=f"C{i % 10}")
+    ax.legend(handles=[Patch(color=f"C{i % 10}", label=n) for i, n in enumerate(series)], fontsize=7, loc="best")
+    ax.set_xticks(range(len(categories)), categories, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    return _png(fig)
+
+
+def _lines(
+    title: str, xlabel: str, ylabel: str, series: dict[str, list[tuple[float, float]]], logx: bool, ideal: bool
+) -> bytes:
+    fig, ax = _figure()
+    for i, (name, points) in enumerate(series.items()):
+        points = sorted(points)
+        xs, ys = [p[0] for p in points], [p[1] for p in points]
+        ax.plot(xs, ys, marker="o", color=f"C{i % 10}", label=name)
+        if ideal and xs and xs[0] == 1:  # linear scaling from the 1-rank throughput
+            ax.plot(xs, [ys[0] * x for x in xs], ls="--", color=f"C{i % 10}", alpha=0.5, label=f"{name} (ideal)")
+    if logx:
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    return _png(fig)
+
+
+def _series_label(row: Row) -> str:
+    rec, env = row.record, row.run.environment
+    device = rec.gpu or env.get("gpu_name") or "CPU"
+    return f"{row.run.label}: {device} {rec.precision or ''}".rstrip()
+
+
+def _bench_label(row: Row) -> str:
+    rec = row.record
+    return "/".join(str(p) for p in (rec.workload, rec.size, f"b{rec.batch_size}" if rec.batch_size else None, rec.storage) if p)
+
+
+def _bar_chart(
+    rows: Sequence[Row], key: str, title: str, ylabel: str,
+    category: Callable[[Row], str], series: Callable[[Row], str], scale: float = 1.0,
+) -> Chart | None:
+    chosen = [r for r in rows if is_number(r.record.metrics.get(key))]
+    if not chosen:
+        return None
+    data: dict[str, dict[str, float | None]] = {}
+    for row in rows:  # rows lacking the metric still place an "n/a" in their series
+        if key not in row.record.metrics and row not in chosen:
+            continue
+        value = row.record.metrics.get(key)
+        data.setdefault(series(row), {}).setdefault(category(row), value * scale if is_number(value) else None)
+    caption = f"{title}: {len(chosen)} benchmarks in {len(data)} series"
+    return Chart(title, _grouped_bars(title, ylabel, data), caption)
+
+
+def _throughput(rows: Sequence[Row]) -> Chart | None:
+    chosen = [r for r in rows if r.record.kind == "training"]
+    return _bar_chart(chosen, "samples_per_s", "Throughput per GPU and precision", "samples/s", _bench_label, _series_label)
+
+
+def _cost(rows: Sequence[Row]) -> Chart | None:
+    return _bar_chart(rows, "cost_per_epoch_usd", "Cost per epoch", "USD per epoch", _bench_label, _series_label)
+
+
+def _stall(rows: Sequence[Row]) -> Chart | None:
+    chosen = [r for r in rows if r.record.storage]
+    return _bar_chart(
+        chosen, "stall_ratio", "Stall ratio per storage backend", "stall ratio (% of wall time)",
+        lambda r: str(r.record.storage),
+        lambda r: f"{r.run.label}: {r.record.workload}/{r.record.size} {r.record.precision or ''}".rstrip(),
+        scale=100.0,
+    )
+
+
+def _ddp(rows: Sequence[Row]) -> Chart | None:
+    series: dict[str, list[tuple[float, float]]] = {}
+    for row in rows:
+        rec = row.record
+        if rec.kind == "ddp" and is_number(rec.metrics.get("samples_per_s")):
+            name = f"{row.run.label}: {rec.workload}/{rec.size} {rec.topology or ''}".rstrip()
+            series.setdefault(name, []).append((rec.world_size, rec.metrics["samples_per_s"]))
+    if not series:
+        return None
+    title = "DDP scaling"
+    return Chart(title, _lines(title, "ranks", "samples/s (all ranks)", series, False, True),
+                 f"{title}: throughput against world size, dashed = linear from 1 rank")
+
+
+def _busbw(rows: Sequence[Row]) -> Chart | None:
+    series: dict[str, list[tuple[float, float]]] = {}
+    for row in rows:
+        rec = row.record
+        size, busbw = value_of(rec, "size_bytes"), value_of(rec, "busbw_gbps")
+        if rec.kind == "collective" and is_number(size) and is_number(busbw) and size > 0:
+            name = f"{row.run.label}: {value_of(rec, 'op')} x{rec.world_size} {rec.topology or ''}".rstrip()
+            series.setdefault(name, []).append((size, busbw))
+    if not series:
+        return None
+    title = "Bus bandwidth vs message size"
+    return Chart(title, _lines(title, "message size (bytes)", "busbw (GB/s)", series, True, False),
+                 f"{title}: nccl-tests busbw per collective")
+
+
+# (builder, why it may be absent) — the page lists the absent ones with this reason.
+CHARTS: tuple[tuple[Callable[[Sequence[Row]], Chart | None], str, str], ...] = (
+    (_throughput, "Throughput per GPU and precision", "no training records with samples_per_s"),
+    (_cost, "Cost per epoch", "no records with cost_per_epoch_usd"),
+    (_stall, "Stall ratio per storage backend", "no records with stall_ratio and a storage backend"),
+    (_ddp, "DDP scaling", "no records of kind ddp"),
+    (_busbw, "Bus bandwidth vs message size", "no records of kind collective with size_bytes and busbw_gbps"),
+)
+
+
+def build_charts(rows: Sequence[Row]) -> tuple[list[Chart], list[str]]:
+    """(charts drawn, "title: reason" for each chart left out)."""
+    drawn, absent = [], []
+    for builder, title, reason in CHARTS:
+        chart = builder(rows)
+        if chart is None:
+            absent.append(f"{title}: {reason}")
+        else:
+            drawn.append(chart)
+    return drawn, absent

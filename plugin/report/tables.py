@@ -1,0 +1,221 @@
+"""The comparison tables of a report, as plain strings: one builder per table, one pivot helper.
+
+Every cell is text already (cells.py): "n/a" for anything missing. Markdown and HTML render
+the same `Table`s, so the two never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from plugin.record import METRIC_KEYS
+from plugin.report.cells import NA, format_bytes, format_metric, is_number
+from plugin.report.envdiff import environment_differences
+from plugin.report.merge import Row, Run, memory_kind, value_of
+
+__all__ = ["Table", "build_tables", "runs_table", "environment_table"]
+
+
+@dataclass
+class Table:
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    note: str = ""  # one sentence under the title: what the numbers are
+    anchor: str = field(default="")  # id for the HTML page
+
+
+# Axis columns, in the order a reader scans them: (header, Record attribute).
+_AXES = (
+    ("kind", "kind"),
+    ("workload", "workload"),
+    ("size", "size"),
+    ("precision", "precision"),
+    ("batch", "batch_size"),
+    ("storage", "storage"),
+    ("topology", "topology"),
+    ("world", "world_size"),
+    ("gpu", "gpu"),
+)
+_MEM_COLUMNS = {"device": "peak device mem", "process RSS": "peak process RSS", "unknown": "peak mem (kind unknown)"}
+
+
+def _text(value: Any) -> str:
+    return NA if value is None else str(value)
+
+
+def _used_axes(rows: Sequence[Row], skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """Axes that are set on at least one row (a collective has no storage, a CPU run no gpu)."""
+    return [(h, a) for h, a in _AXES if a not in skip and any(getattr(r.record, a) is not None for r in rows)]
+
+
+def runs_table(runs: Sequence[Run]) -> Table:
+    rows = []
+    for run in runs:
+        env = run.environment
+        gpu = env.get("gpu_name") or "none (CPU)"
+        if env.get("gpu_count"):
+            gpu = f"{env.get('gpu_count')} x {gpu}"
+        rows.append([
+            run.label, str(run.results.path), _text(env.get("gpu_profile")), gpu,
+            f"{_text(env.get('cpu_model'))} ({_text(env.get('cpu_count'))} cores)",
+            _text(env.get("torch")), _text(env.get("cuda")), _text(env.get("driver")),
+            _text(env.get("git_commit"))[:12], _text(env.get("start_time")), str(len(run.results.records)),
+        ])
+    headers = ["run", "file", "--gpu", "GPU", "CPU", "torch", "CUDA", "driver", "commit", "started", "records"]
+    return Table("Runs", headers, rows, "one results file per run; the environment each ran in", "runs")
+
+
+def environment_table(runs: Sequence[Run]) -> Table | None:
+    diffs = environment_differences({r.label: r.environment for r in runs})
+    if len(runs) < 2 or not diffs:
+        return None
+    rows = [[key] + [_text(v) for v in values] for key, values in diffs]
+    return Table(
+        "Environment differences", ["environment"] + [r.label for r in runs], rows,
+        "entries that differ between the merged runs (start time omitted)", "env",
+    )
+
+
+def _metric_columns(rows: Sequence[Row]) -> list[str]:
+    present: dict[str, None] = {}
+    for row in rows:
+        present.update(dict.fromkeys(row.record.metrics))
+    ordered = [k for k in METRIC_KEYS if k in present] + sorted(k for k in present if k not in METRIC_KEYS)
+    return ordered
+
+
+def _kind_table(kind: str, rows: Sequence[Row]) -> Table:
+    axes = _used_axes(rows, skip=("kind",))
+    metrics = _metric_columns(rows)
+    mem_kinds = sorted({memory_kind(r.record) for r in rows if "peak_mem_bytes" in r.record.metrics})
+    headers = ["run"] + [h for h, _ in axes] + ["status", "steps"]
+    for key in metrics:
+        if key == "peak_mem_bytes":  # never device memory and process RSS in one column
+            headers += [_MEM_COLUMNS[k] for k in mem_kinds]
+        else:
+            headers.append(key)
+    table_rows = []
+    for row in rows:
+        rec = row.record
+        cells = [row.run.label] + [_text(getattr(rec, a)) for _, a in axes] + [rec.status, str(len(rec.step_times_s))]
+        for key in metrics:
+            if key == "peak_mem_bytes":
+                mine = memory_kind(rec)
+                cells += [format_metric(key, rec.metrics.get(key)) if k == mine else NA for k in mem_kinds]
+            else:
+                cells.append(format_metric(key, rec.metrics.get(key)))
+        table_rows.append(cells)
+    return Table(f"Benchmarks: {kind}", headers, table_rows, "one row per benchmark per run", f"kind-{kind}")
+
+
+def _pivot(
+    title: str,
+    rows: Sequence[Row],
+    index: Sequence[tuple[str, Callable[[Row], Any]]],
+    column: Callable[[Row], tuple[Any, str]],  # (sort key, header)
+    cell: Callable[[Row], str],
+    note: str,
+    anchor: str,
+) -> Table | None:
+    if not rows:
+        return None
+    columns: dict[str, Any] = {}
+    grid: dict[tuple, dict[str, list[str]]] = {}
+    for row in rows:
+        sort_key, header = column(row)
+        columns.setdefault(header, sort_key)
+        idx = tuple(_text(fn(row)) for _, fn in index)
+        grid.setdefault(idx, {}).setdefault(header, []).append(cell(row))
+    ordered = sorted(columns, key=lambda h: (str(type(columns[h])), columns[h]))
+    body = [list(idx) + [", ".join(cells.get(h, [NA])) for h in ordered] for idx, cells in grid.items()]
+    return Table(title, [h for h, _ in index] + ordered, body, note, anchor)
+
+
+def _axis(attr: str) -> Callable[[Row], Any]:
+    return lambda row: getattr(row.record, attr)
+
+
+def _by_run_pivots(runs: Sequence[Run], rows: Sequence[Row]) -> list[Table]:
+    """One table per metric: benchmarks down, runs across — the cross-machine comparison."""
+    specs = [
+        ("Throughput (samples/s)", "samples_per_s", None),
+        ("Throughput (tokens/s)", "tokens_per_s", None),
+        ("Median step time", "step_time_median_s", None),
+        ("Stall ratio", "stall_ratio", None),
+        ("MFU", "mfu", None),
+        ("Cost per epoch (USD)", "cost_per_epoch_usd", None),
+        ("Peak device memory", "peak_mem_bytes", "device"),
+        ("Peak process RSS", "peak_mem_bytes", "process RSS"),
+        ("Energy per sample", "energy_j_per_sample", None),
+    ]
+    order = {run.label: i for i, run in enumerate(runs)}
+    out = []
+    for title, key, mem in specs:
+        chosen = [r for r in rows if key in r.record.metrics and (mem is None or memory_kind(r.record) == mem)]
+        if not chosen or not any(is_number(r.record.metrics.get(key)) for r in chosen):
+            continue
+        table = _pivot(
+            f"{title} by run", chosen,
+            [(h, _axis(a)) for h, a in _used_axes(chosen, skip=("gpu",))],
+            lambda r: (order[r.run.label], r.run.label),
+            lambda r, key=key: format_metric(key, r.record.metrics.get(key)),
+            "benchmarks down, runs across; n/a where a run lacks the benchmark or the metric",
+            f"pivot-{key}-{mem or 'all'}".replace(" ", ""),
+        )
+        if table:
+            out.append(table)
+    return out
+
+
+def _stall_by_storage(rows: Sequence[Row]) -> Table | None:
+    chosen = [r for r in rows if is_number(r.record.metrics.get("stall_ratio")) and r.record.storage]
+    index = [("run", lambda r: r.run.label)] + [(h, _axis(a)) for h, a in _used_axes(chosen, skip=("storage", "gpu"))]
+    return _pivot(
+        "Stall ratio by storage backend", chosen, index,
+        lambda r: (r.record.storage, r.record.storage),
+        lambda r: format_metric("stall_ratio", r.record.metrics["stall_ratio"]),
+        "fraction of measured wall time the device waited for input", "stall",
+    )
+
+
+def _ddp_scaling(rows: Sequence[Row]) -> Table | None:
+    chosen = [r for r in rows if r.record.kind == "ddp"]
+
+    def cell(r: Row) -> str:
+        m = r.record.metrics
+        eff = format_metric("scaling_efficiency", m.get("scaling_efficiency"))
+        return f"{format_metric('samples_per_s', m.get('samples_per_s'))} (eff {eff})"
+
+    index = [("run", lambda r: r.run.label)] + [
+        (h, _axis(a)) for h, a in _used_axes(chosen, skip=("kind", "world_size", "gpu"))
+    ]
+    return _pivot(
+        "DDP scaling (samples/s, scaling efficiency)", chosen, index,
+        lambda r: (r.record.world_size, f"{r.record.world_size} ranks"), cell,
+        "scaling efficiency = throughput on N ranks / (N x throughput on 1 rank)", "ddp",
+    )
+
+
+def _collectives(rows: Sequence[Row]) -> Table | None:
+    chosen = [r for r in rows if r.record.kind == "collective" and is_number(value_of(r.record, "size_bytes"))]
+    index = [("run", lambda r: r.run.label), ("op", lambda r: value_of(r.record, "op"))] + [
+        (h, _axis(a)) for h, a in _used_axes(chosen, skip=("kind", "workload", "size", "precision", "batch_size", "storage", "gpu"))
+    ]
+    return _pivot(
+        "Collective bus bandwidth (busbw) by message size", chosen, index,
+        lambda r: (value_of(r.record, "size_bytes"), format_bytes(value_of(r.record, "size_bytes"))),
+        lambda r: format_metric("busbw_gbps", value_of(r.record, "busbw_gbps")),
+        "nccl-tests definitions: busbw = algbw x 2(n-1)/n for all_reduce", "collectives",
+    )
+
+
+def build_tables(runs: Sequence[Run], rows: Sequence[Row]) -> list[Table]:
+    tables: list[Table | None] = [runs_table(runs), environment_table(runs)]
+    kinds = list(dict.fromkeys(r.record.kind for r in rows))
+    tables += [_kind_table(k, [r for r in rows if r.record.kind == k]) for k in kinds]
+    if len(runs) > 1:
+        tables += _by_run_pivots(runs, rows)
+    tables += [_stall_by_storage(rows), _ddp_scaling(rows), _collectives(rows)]
+    return [t for t in tables if t is not None]
