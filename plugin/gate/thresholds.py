@@ -17,7 +17,7 @@ from typing import Mapping
 from plugin.errors import InputError
 from plugin.gate.metrics import GatedMetric, gated_metrics, group_names
 
-__all__ = ["Threshold", "DEFAULT_THRESHOLDS", "parse_thresholds", "threshold_for", "thresholds_arg"]
+__all__ = ["Threshold", "DEFAULT_THRESHOLDS", "parse_thresholds", "threshold_for", "thresholds_arg", "thresholds_type"]
 
 
 @dataclass(frozen=True)
@@ -86,12 +86,20 @@ def parse_thresholds(spec: str | None, flag: str = FLAG) -> dict[str, Threshold 
     return out
 
 
-def thresholds_arg(text: str) -> dict[str, Threshold | None]:
-    """argparse `type=`: the same parse, as an ArgumentTypeError."""
-    try:
-        return parse_thresholds(text)
-    except InputError as exc:  # argparse prefixes the flag itself
-        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{FLAG}: ")) from None
+def thresholds_type(flag: str = FLAG):
+    """argparse/pytest `type=` for `flag`: the same parse, raising ArgumentTypeError."""
+
+    def parse(text: str) -> dict[str, Threshold | None]:
+        try:
+            return parse_thresholds(text, flag)
+        except InputError as exc:  # argparse prefixes the flag itself
+            raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{flag}: ")) from None
+
+    parse.__name__ = flag
+    return parse
+
+
+thresholds_arg = thresholds_type(FLAG)
 
 
 def threshold_for(metric: GatedMetric, thresholds: Mapping[str, Threshold | None]) -> Threshold | None:
