@@ -19,10 +19,13 @@ __all__ = ["main", "build_parser"]
 def _subcommands() -> list:
     from plugin import run_cli, train_cli
     from plugin.data import prepare_cli
+    from plugin.gate import compare_command, gate_command
     from plugin.preflight import cli as preflight_cli
+    from plugin.report import command as report_command
     from plugin.select import command as select_command
 
-    return [run_cli, prepare_cli, select_command, preflight_cli, train_cli]
+    return [run_cli, prepare_cli, select_command, preflight_cli, train_cli,
+            report_command, compare_command, gate_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -106,6 +106,10 @@ def add_options(parser: pytest.Parser) -> None:
     add_distributed_options(group)  # --topology, --nproc, --ddp-bucket-mb, --dist-timeout
     add_price_options(group)  # --price-file, --price-mode
 
+    from plugin.gate.pytest_gate import add_options as add_gate_options
+
+    add_gate_options(group)  # --trainbench-baseline, --trainbench-max-regression, ...
+
 
 def usage_error(exc: InputError | argparse.ArgumentTypeError) -> pytest.UsageError:
     return pytest.UsageError(str(exc))

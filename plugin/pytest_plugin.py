@@ -12,8 +12,11 @@ from plugin import hookspec
 from plugin.distributed.fixture import trainbench_dist  # noqa: F401  (fixture)
 from plugin.errors import TrainbenchError
 from plugin.fixture import Bench
+from plugin.gate.pytest_gate import configure_gate, gate_session
+from plugin.gate.pytest_gate import terminal_summary as gate_terminal_summary
 from plugin.options import add_options
 from plugin.record import Record
+from plugin.results import Results
 from plugin.session import BenchSession, default_results_path, resolve_profile
 
 SESSION_KEY = pytest.StashKey[BenchSession]()
@@ -109,6 +112,7 @@ def pytest_configure(config: pytest.Config) -> None:
         report_path=config.rootpath / config.getoption("--trainbench-report"),
     )
     config.stash[SESSION_KEY] = session
+    configure_gate(config)  # reads --trainbench-baseline now: a bad file fails before benchmarks run
     _configure_storage(config)
 
 
@@ -219,6 +223,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
     write_summary_markdown(bench.report_path, bench.environment, bench.records, bench.results_path,
                            sections=[storage_section(bench.records, markdown=True)])
+    gate_session(session, Results(bench.environment, bench.records, path=bench.results_path))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -240,3 +245,4 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(line)
     tr.write_line(f"results: {bench.results_path}")
     tr.write_line(f"summary: {bench.report_path}")
+    gate_terminal_summary(tr, config)

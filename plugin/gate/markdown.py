@@ -28,7 +28,7 @@ def _rows(comparison: Comparison, only_regressions: bool) -> list[list[str]]:
     for bench in comparison.benches:
         label = record_label(bench.current)
         if bench.status_change:
-            rows.append([label, "status", bench.base.status, bench.current.status, "", "", "", "regression"])
+            rows.append([label, "status", bench.base.status, bench.current.status, bench.status_change, "", "", "regression"])
         for m in bench.metrics:
             if only_regressions and m.verdict != "regression":
                 continue
@@ -50,11 +50,11 @@ _HEADERS = ["benchmark", "metric", "baseline", "current", "change", "max regress
 
 
 def regression_table(comparison: Comparison) -> str:
-    return tabulate(_rows(comparison, only_regressions=True), _HEADERS, tablefmt="github")
+    return tabulate(_rows(comparison, only_regressions=True), _HEADERS, tablefmt="github", disable_numparse=True)
 
 
 def _env_table(diffs: list[EnvDiff]) -> str:
-    return tabulate([[k, str(v[0]), str(v[1])] for k, v in diffs], ["environment", "baseline", "current"], tablefmt="github")
+    return tabulate([[k, str(v[0]), str(v[1])] for k, v in diffs], ["environment", "baseline", "current"], tablefmt="github", disable_numparse=True)
 
 
 def render_comparison(comparison: Comparison, title: str = "trainbench compare", allow_env_mismatch: bool = False) -> str:
@@ -84,13 +84,13 @@ def render_comparison(comparison: Comparison, title: str = "trainbench compare",
         out += ["### Regressions", "", regression_table(comparison), ""]
     rows = _rows(comparison, only_regressions=False)
     if rows:
-        out += ["### All compared metrics", "", tabulate(rows, _HEADERS, tablefmt="github"), ""]
+        out += ["### All compared metrics", "", tabulate(rows, _HEADERS, tablefmt="github", disable_numparse=True), ""]
     unmatched = (
         [[record_label(r), "only in baseline"] for r in comparison.only_base]
         + [[record_label(r), "only in current"] for r in comparison.only_current]
         + [[record_label(r), why] for r, why in comparison.not_compared]
     )
     if unmatched:
-        out += ["### Not compared", "", tabulate(unmatched, ["benchmark", "why"], tablefmt="github"), ""]
+        out += ["### Not compared", "", tabulate(unmatched, ["benchmark", "why"], tablefmt="github", disable_numparse=True), ""]
     out += [f"- note: {note}" for note in comparison.notes]
     return "\n".join(out).rstrip() + "\n"

@@ -156,11 +156,14 @@ def _by_run_pivots(runs: Sequence[Run], rows: Sequence[Row]) -> list[Table]:
         chosen = [r for r in rows if key in r.record.metrics and (mem is None or memory_kind(r.record) == mem)]
         if not chosen or not any(is_number(r.record.metrics.get(key)) for r in chosen):
             continue
+        kinds = {r.record.kind for r in chosen}  # failed/OOM runs of these benchmarks say so in their cell
+        chosen += [r for r in rows if r.record.status != "passed" and r.record.kind in kinds and r not in chosen]
         table = _pivot(
             f"{title} by run", chosen,
             [(h, _axis(a)) for h, a in _used_axes(chosen, skip=("gpu",))],
             lambda r: (order[r.run.label], r.run.label),
-            lambda r, key=key: format_metric(key, r.record.metrics.get(key)),
+            lambda r, key=key: format_metric(key, r.record.metrics.get(key)) if r.record.status == "passed"
+            else r.record.status,
             "benchmarks down, runs across; n/a where a run lacks the benchmark or the metric",
             f"pivot-{key}-{mem or 'all'}".replace(" ", ""),
         )

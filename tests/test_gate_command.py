@@ -1,0 +1,144 @@
+"""`trainbench compare` and `trainbench gate` on results files: verdicts, exit codes 0/1/2,
+environment checks, the GitHub step summary, and clear errors naming the file."""
+
+import json
+import os
+
+import pytest
+
+from plugin.cli import main
+from results_factory import CPU_ENV, GPU_ENV, training, write
+
+
+@pytest.fixture
+def base(tmp_path):
+    return write(tmp_path / "base.json", CPU_ENV, [
+        training(seed=1),
+        training("bench/test_training.py::test_training[gpt-small-fp32]", workload="gpt-small", seed=2),
+    ])
+
+
+def _gate(capsys, *args):
+    rc = main(["gate", *map(str, args)])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_same_numbers_pass(tmp_path, base, capsys):
+    cur = write(tmp_path / "cur.json", CPU_ENV, [training(seed=3), training(
+        "bench/test_training.py::test_training[gpt-small-fp32]", workload="gpt-small", seed=4)])
+    rc, out, _ = _gate(capsys, "--baseline", base, "--current", cur)
+    assert rc == 0, out
+    assert "PASS" in out and "regression |" not in out
+
+
+def test_slower_run_fails_with_the_regressed_metric(tmp_path, base, capsys):
+    cur = write(tmp_path / "cur.json", CPU_ENV, [training(step_s=0.013, seed=3), training(
+        "bench/test_training.py::test_training[gpt-small-fp32]", workload="gpt-small", seed=4)])
+    rc, out, _ = _gate(capsys, "--baseline", base, "--current", cur)
+    assert rc == 1
+    regressions = out.split("### Regressions")[1].split("###")[0]
+    assert "test_training[resnet50-fp32]" in regressions and "samples/s" in regressions
+    assert "gpt-small" not in regressions
+    # the same files with a looser threshold pass; compare never fails
+    assert _gate(capsys, "--baseline", base, "--current", cur, "--max-regression", "throughput=40%,step_time=40%")[0] == 0
+    assert main(["compare", str(base), str(cur)]) == 0
+
+
+def test_memory_regression_and_kinds_never_mixed(tmp_path, base, capsys):
+    more = training(seed=1, extra={"peak_mem_bytes": 400 * 2**20})
+    cur = write(tmp_path / "cur.json", CPU_ENV, [more])
+    rc, out, _ = _gate(capsys, "--baseline", base, "--current", cur)
+    assert rc == 1 and "peak memory" in out.split("### Regressions")[1]
+    assert _gate(capsys, "--baseline", base, "--current", cur, "--max-regression", "peak_mem=50%")[0] == 0
+    other_kind = write(tmp_path / "dev.json", CPU_ENV, [training(seed=1, mem_kind="cuda_allocated",
+                                                                  extra={"peak_mem_bytes": 900 * 2**20})])
+    rc, out, _ = _gate(capsys, "--baseline", base, "--current", other_kind)
+    assert rc == 0 and "not comparable" in out
+
+
+def test_status_oom_is_a_regression(tmp_path, base, capsys):
+    oom = training(seed=1, status="oom", message="out of memory")
+    oom.metrics, oom.step_times_s = {}, []
+    rc, out, _ = _gate(capsys, "--baseline", base, "--current", write(tmp_path / "cur.json", CPU_ENV, [oom]))
+    assert rc == 1
+    assert "| status " in out.split("### Regressions")[1] and "passed -> oom" in out
+
+
+def test_env_mismatch_refused_unless_allowed(tmp_path, capsys):
+    base = write(tmp_path / "base.json", GPU_ENV, [training(seed=1, gpu="h100-80g")])
+    other = dict(GPU_ENV, torch="2.12.0")
+    cur = write(tmp_path / "cur.json", other, [training(step_s=0.02, seed=2, gpu="h100-80g")])
+    rc, out, err = _gate(capsys, "--baseline", base, "--current", cur)
+    assert rc == 2
+    assert "torch" in out and "2.12.0" in out and "REFUSED" in out
+    assert str(base) in err and "--allow-env-mismatch" in err
+    rc, out, _ = _gate(capsys, "--baseline", base, "--current", cur, "--allow-env-mismatch")
+    assert rc == 1 and "allowed by --allow-env-mismatch" in out
+
+
+def test_cpu_core_count_is_shown_not_blocking(tmp_path, base, capsys):
+    cur = write(tmp_path / "cur.json", dict(CPU_ENV, cpu_count=1), [training(seed=3)])
+    rc, out, _ = _gate(capsys, "--baseline", base, "--current", cur)
+    assert rc == 0
+    section = out.split("### Other environment differences")[1].split("###")[0]
+    assert "| cpu_count     | 2          | 1         |" in section
+
+
+def test_markdown_goes_to_github_step_summary(tmp_path, base, capsys, monkeypatch):
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    cur = write(tmp_path / "cur.json", CPU_ENV, [training(step_s=0.02, seed=3)])
+    rc, out, _ = _gate(capsys, "--baseline", base, "--current", cur)
+    assert rc == 1
+    text = summary.read_text()
+    assert text.startswith("earlier step\n") and "## trainbench gate: FAIL" in text
+    assert out.strip() in text
+
+
+@pytest.mark.parametrize("content, expected", [
+    ('{"schema": "trainbench-results/1", "environment": {}, "rec', "not valid JSON"),
+    ("\x00\x01garbage", "not valid JSON"),
+    ('{"schema": "trainbench-results/0", "environment": {}, "records": []}', "schema"),
+    ("", "not valid JSON"),
+])
+def test_bad_files_exit_2_naming_the_file(tmp_path, base, capsys, content, expected):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    before = base.read_bytes(), os.stat(base).st_mtime_ns
+    for args in (["gate", "--baseline", str(base), "--current", str(bad)],
+                 ["gate", "--baseline", str(bad), "--current", str(base)],
+                 ["compare", str(bad), str(base)]):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert str(bad) in err and expected in err and "Traceback" not in err
+    assert (base.read_bytes(), os.stat(base).st_mtime_ns) == before
+    assert bad.read_text() == content
+
+
+def test_no_matching_benchmarks_exit_2(tmp_path, base, capsys):
+    cur = write(tmp_path / "cur.json", CPU_ENV, [training("bench/x.py::test_other", seed=3)])
+    rc, _, err = _gate(capsys, "--baseline", base, "--current", cur)
+    assert rc == 2 and "no matching benchmarks" in err and str(base) in err and str(cur) in err
+
+
+def test_missing_file_and_bad_threshold_exit_2(tmp_path, base, capsys):
+    rc, _, err = _gate(capsys, "--baseline", base, "--current", tmp_path / "nope.json")
+    assert rc == 2 and "nope.json" in err and "not found" in err
+    with pytest.raises(SystemExit) as exc:
+        main(["gate", "--baseline", str(base), "--current", str(base), "--max-regression", "thruput=5%"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown metric 'thruput'" in err and "throughput" in err
+    with pytest.raises(SystemExit):
+        main(["gate", "--baseline", str(base), "--current", str(base), "--max-regression", "throughput=fast"])
+    assert "throughput='fast' is not a threshold" in capsys.readouterr().err
+
+
+def test_output_is_json_free_markdown_with_all_compared_metrics(tmp_path, base, capsys):
+    main(["compare", str(base), str(base)])
+    out = capsys.readouterr().out
+    assert "### All compared metrics" in out and "| verdict" in out
+    assert "MFU" not in out  # None on both sides: nothing to compare, no fake 0 row
+    json.dumps(out)  # printable
