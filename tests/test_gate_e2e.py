@@ -1,0 +1,135 @@
+"""The gate end to end on the real bench (issue 7, must-show 1), in fresh processes as CI runs it:
+
+- the same benchmark run again on the same machine passes the gate, several times;
+- the same benchmark pinned to one core (`taskset -c 0`) against a 2-core baseline is flagged
+  as a throughput regression.
+
+Each run is `pytest bench/ --gpu=cpu --workload=resnet50` with a few steps (a few seconds).
+The 2-core baseline uses the first two CPUs this process may run on. A side-by-side probe
+first checks that those two cores are really free (2 threads must beat 1 clearly): on a
+machine whose cores other processes hold, the comparison would measure the neighbours, and
+the tests skip saying so. Select with `-m gate_e2e`; override the workload and threshold
+with TRAINBENCH_E2E_WORKLOAD / TRAINBENCH_E2E_THRESHOLD.
+"""
+
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from plugin.results import load_results
+
+pytestmark = pytest.mark.gate_e2e
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKLOAD = os.environ.get("TRAINBENCH_E2E_WORKLOAD", "resnet50")
+# Allowed throughput drop. Run-to-run spread of this tiny bench on a quiet 2-core machine is
+# a few percent; one core instead of two costs far more (measured: see the README section).
+THRESHOLD = os.environ.get("TRAINBENCH_E2E_THRESHOLD", "15%")
+STEPS = ["--steps=20", "--warmup=3"]
+SAME_MACHINE_REPEATS = 3
+
+
+def _cpus() -> list[int]:
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+
+
+def _pinned(cpus: list[int]) -> list[str]:
+    return ["taskset", "-c", ",".join(map(str, cpus))]
+
+
+def _pytest() -> list[str]:
+    installed = any(e.name == "trainbench" for e in importlib.metadata.entry_points(group="pytest11"))
+    return [sys.executable, "-m", "pytest"] + ([] if installed else ["-p", "plugin.pytest_plugin"])
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    return env
+
+
+_PROBE = """
+import time, torch
+a = torch.randn(384, 384)
+def rate(n):
+    torch.set_num_threads(n)
+    t = time.perf_counter()
+    for _ in range(40):
+        a @ a
+    return 1 / (time.perf_counter() - t)
+rate(2); rate(1)
+one, two = [], []
+for _ in range(5):
+    one.append(rate(1)); two.append(rate(2))
+print(sorted(two)[2] / sorted(one)[2])
+"""
+
+
+@pytest.fixture(scope="module")
+def two_cores() -> list[int]:
+    if shutil.which("taskset") is None:
+        pytest.skip("taskset (util-linux) is not installed")
+    cpus = _cpus()
+    if len(cpus) < 2:
+        pytest.skip(f"needs 2 CPUs to compare against 1; this process may use {len(cpus)}")
+    pair = cpus[:2]
+    out = subprocess.run(_pinned(pair) + [sys.executable, "-c", _PROBE], capture_output=True, text=True,
+                         timeout=120, env=_env())
+    speedup = float(out.stdout.strip().splitlines()[-1])
+    if speedup < 1.3:
+        pytest.skip(f"CPUs {pair} are not free: 2 threads ran {speedup:.2f}x the speed of 1 side by side "
+                    f"(other processes hold the cores), so runs would measure the neighbours")
+    return pair
+
+
+def _bench(tmp: Path, name: str, cpus: list[int]) -> Path:
+    out = tmp / f"{name}.json"
+    cmd = _pinned(cpus) + _pytest() + [
+        str(ROOT / "bench"), "--gpu=cpu", f"--workload={WORKLOAD}", *STEPS, "-q", "-p", "no:cacheprovider",
+        "-p", "no:benchmark", f"--trainbench-results={out}", f"--trainbench-report={tmp / name}.md",
+    ]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=_env())
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return out
+
+
+def _gate(base: Path, current: Path) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "plugin.cli", "gate", "--baseline", str(base), "--current", str(current),
+           "--max-regression", f"throughput={THRESHOLD},step_time={THRESHOLD},peak_mem=off"]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=_env())
+
+
+@pytest.fixture(scope="module")
+def baseline(two_cores, tmp_path_factory) -> Path:
+    return _bench(tmp_path_factory.mktemp("gate-e2e"), "baseline-2cores", two_cores)
+
+
+def _throughput(path: Path) -> float:
+    return load_results(path).records[0].metrics["samples_per_s"]
+
+
+def test_same_machine_reruns_pass_the_gate(baseline, two_cores, tmp_path):
+    seen = [_throughput(baseline)]
+    for i in range(SAME_MACHINE_REPEATS):
+        current = _bench(tmp_path, f"rerun-{i}", two_cores)
+        seen.append(_throughput(current))
+        gate = _gate(baseline, current)
+        assert gate.returncode == 0, f"false alarm on rerun {i} (samples/s so far {seen}):\n{gate.stdout}{gate.stderr}"
+        assert "PASS" in gate.stdout
+    print(f"samples/s, baseline then reruns on CPUs {two_cores}: {[round(s, 1) for s in seen]}")
+
+
+def test_half_the_cores_is_a_throughput_regression(baseline, two_cores, tmp_path):
+    current = _bench(tmp_path, "one-core", two_cores[:1])
+    gate = _gate(baseline, current)
+    print(f"samples/s: 2 cores {_throughput(baseline):.1f}, 1 core {_throughput(current):.1f}")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    regressions = gate.stdout.split("### Regressions")[1].split("###")[0]
+    assert f"test_training[{WORKLOAD}-fp32]" in regressions and "| samples/s " in regressions
+    # shown as an environment difference, not a refusal (CPU cores are not an ENV_MATCH_KEY)
+    assert "cpu_count" in gate.stdout.split("### Other environment differences")[1]

@@ -1,0 +1,28 @@
+"""The documented CI workflow stays in step with the code: it parses, and the thresholds, GPU
+profile and commands it uses exist."""
+
+import re
+from pathlib import Path
+
+import yaml
+
+from plugin.catalog import gpu_names
+from plugin.cli import build_parser
+from plugin.gate.thresholds import parse_thresholds
+
+WORKFLOW = Path(__file__).resolve().parents[1] / "examples" / "github-actions-gpu.yml"
+
+
+def test_workflow_parses_and_uses_real_flags():
+    doc = yaml.safe_load(WORKFLOW.read_text())
+    job = doc["jobs"]["bench"]
+    assert job["env"]["GPU_PROFILE"] in gpu_names()
+    scripts = "\n".join(step.get("run", "") for step in job["steps"])
+    spec = re.search(r"--max-regression (\S+)", scripts).group(1)
+    parse_thresholds(spec)  # raises on an unknown metric or bad value
+    parser = build_parser()
+    for command in ("gate", "report"):
+        assert f"trainbench {command} " in scripts
+    args = parser.parse_args(["gate", "--baseline", "b.json", "--current", "c.json", "--max-regression", spec])
+    assert args.func is not None
+    assert "--trainbench-results=" in scripts and "pytest bench/" in scripts
