@@ -4,7 +4,7 @@
 - the same benchmark pinned to one core (`taskset -c 0`) against a 2-core baseline is flagged
   as a throughput regression.
 
-Each run is `pytest bench/ --gpu=cpu --workload=resnet50` with a few steps (a few seconds).
+Each run is `pytest bench/test_training.py --gpu=cpu --workload=resnet50` with a few steps (a few seconds).
 The 2-core baseline uses the first two CPUs this process may run on. A side-by-side probe
 first checks that those two cores are really free (2 threads must beat 1 clearly): on a
 machine whose cores other processes hold, the comparison would measure the neighbours, and
@@ -90,7 +90,7 @@ def two_cores() -> list[int]:
 def _bench(tmp: Path, name: str, cpus: list[int]) -> Path:
     out = tmp / f"{name}.json"
     cmd = _pinned(cpus) + _pytest() + [
-        str(ROOT / "bench"), "--gpu=cpu", f"--workload={WORKLOAD}", *STEPS, "-q", "-p", "no:cacheprovider",
+        str(ROOT / "bench" / "test_training.py"), "--gpu=cpu", f"--workload={WORKLOAD}", *STEPS, "-q", "-p", "no:cacheprovider",
         "-p", "no:benchmark", f"--trainbench-results={out}", f"--trainbench-report={tmp / name}.md",
     ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=_env())

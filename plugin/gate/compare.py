@@ -2,7 +2,7 @@
 
 A metric *regresses* when it moved in its bad direction by more than its threshold AND the
 move is significant: for step-time metrics the one-sided rank test on `step_times_s`
-(stats.py) has p < alpha; single-number metrics (memory, stall ratio, energy) have no
+(stats.py), against the baseline's step times scaled to the threshold, has p < alpha; single-number metrics (memory, stall ratio, energy) have no
 within-run samples and are judged by the threshold alone (said in the p column).
 A benchmark that passed in the baseline and failed/OOMed now is a regression too.
 """
@@ -55,6 +55,20 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+def _step_time_margin(metric: GatedMetric, threshold: Threshold | None, slower: bool) -> float:
+    """The factor on baseline step times that corresponds to the threshold of this metric.
+
+    Throughput down by t means step time up by 1/(1-t); step time or cost up by t means step
+    time x (1+t); mirrored for improvements. pp thresholds have no step-time image: factor 1.
+    """
+    if threshold is None or threshold.absolute:
+        return 1.0
+    t = threshold.value
+    if metric.higher_is_better:
+        return (1.0 / (1.0 - t) if t < 1 else math.inf) if slower else 1.0 / (1.0 + t)
+    return (1.0 + t) if slower else (1.0 - t if t < 1 else 0.0)
+
+
 @dataclass
 class MetricChange:
     metric: GatedMetric
@@ -91,7 +105,9 @@ def compare_metric(
         worse_by = math.copysign(math.inf, sign * absolute)
     test = None
     if metric.timed:
-        test = shift_test(base_times or (), current_times or (), slower=worse_by >= 0)
+        slower = worse_by >= 0
+        margin = _step_time_margin(metric, threshold, slower)
+        test = shift_test(base_times or (), current_times or (), slower, margin)
     if threshold is None:
         verdict = UNGATED
     elif abs(worse_by) <= threshold.value:

@@ -71,8 +71,9 @@ def render_comparison(comparison: Comparison, title: str = "trainbench compare",
         env = res.environment
         out.append(f"- {name}: `{res.path}` (commit {env.get('git_commit') or NA}, started {env.get('start_time') or NA})")
     out.append(
-        f"- regression = worse than its threshold and, for step-time metrics, a one-sided "
-        f"Mann-Whitney U test on the raw step times with p < {comparison.alpha:g}"
+        f"- regression = worse than its threshold and, for step-time metrics, significantly so: "
+        f"one-sided Mann-Whitney U test of the current step times against the baseline's "
+        f"scaled to the threshold, p < {comparison.alpha:g}"
     )
     out.append("")
     if comparison.env_blocking:

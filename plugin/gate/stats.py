@@ -1,6 +1,10 @@
 """Is a change in step time real or noise? A rank test on the raw step times of two runs.
 
-Mann-Whitney U (scipy.stats.mannwhitneyu), one-sided in the direction the metric moved:
+Mann-Whitney U (scipy.stats.mannwhitneyu), one-sided in the direction the metric moved, with
+the baseline's step times scaled by the threshold first: the question is "slower by more than
+the threshold?", not "slower at all?". A shift of exactly the threshold is then the null
+hypothesis, so random reruns of one code almost never fail the gate, at the price of needing
+more steps to flag a change barely beyond the threshold. It is
 distribution-free (step times are skewed: a few slow steps from GC, neighbours, clocks), and
 it needs no equal variances. Exact for small samples without ties, normal approximation
 with tie correction otherwise (scipy's `method="auto"`).
@@ -30,6 +34,7 @@ class ShiftTest:
     median_ratio: float  # median(current) / median(base) of the step times
     n_base: int
     n_current: int
+    margin: float = 1.0  # base step times were scaled by this before the test (the threshold)
 
 
 def clean_samples(values: Sequence[float] | None) -> list[float]:
@@ -47,18 +52,27 @@ def _median(xs: list[float]) -> float:
     return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
 
 
-def shift_test(base: Sequence[float], current: Sequence[float], slower: bool) -> ShiftTest | None:
-    """Test whether `current` step times are larger (`slower=True`) or smaller than `base`.
+def shift_test(
+    base: Sequence[float], current: Sequence[float], slower: bool, margin: float = 1.0
+) -> ShiftTest | None:
+    """Test whether `current` step times are larger than `base` x `margin` (`slower=True`), or
+    smaller (`slower=False`).
 
-    None when either side has fewer than MIN_SAMPLES usable steps.
+    `margin` moves the null hypothesis to the threshold: with margin 1.05 a small p says
+    "slower by more than 5%", not merely "slower". None when either side has fewer than
+    MIN_SAMPLES usable steps.
     """
     from scipy.stats import mannwhitneyu  # imported here: ~0.3 s, only the gate needs it
 
     b, c = clean_samples(base), clean_samples(current)
     if len(b) < MIN_SAMPLES or len(c) < MIN_SAMPLES:
         return None
-    if len(set(b) | set(c)) == 1:  # all equal: no evidence of any shift (U test is degenerate)
+    if not math.isfinite(margin) or margin <= 0:  # e.g. "throughput may drop 100%": never beyond
         p = 1.0
     else:
-        p = float(mannwhitneyu(c, b, alternative="greater" if slower else "less").pvalue)
-    return ShiftTest(p_value=p, median_ratio=_median(c) / _median(b), n_base=len(b), n_current=len(c))
+        shifted = [x * margin for x in b]
+        if len(set(shifted) | set(c)) == 1:  # all equal: no evidence of a shift (U is degenerate)
+            p = 1.0
+        else:
+            p = float(mannwhitneyu(c, shifted, alternative="greater" if slower else "less").pvalue)
+    return ShiftTest(p, _median(c) / _median(b), len(b), len(c), margin)
