@@ -46,7 +46,7 @@ def _rows(comparison: Comparison, only_regressions: bool) -> list[list[str]]:
     return rows
 
 
-_HEADERS = ["benchmark", "metric", "baseline", "current", "change", "max regression", "p (rank test)", "verdict"]
+_HEADERS = ["benchmark", "metric", "baseline", "current", "change", "max regression", "p (beyond threshold)", "verdict"]
 
 
 def regression_table(comparison: Comparison) -> str:
