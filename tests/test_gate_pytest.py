@@ -91,3 +91,13 @@ def test_bad_threshold_is_a_usage_error(pytester):
     result = pytester.runpytest_subprocess("--trainbench-max-regression=speed=5%")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--trainbench-max-regression*unknown metric 'speed'*throughput*"])
+
+
+def test_baseline_without_these_benchmarks_is_a_usage_error(pytester, first_run):
+    doc = json.loads(json.dumps(first_run))
+    for rec in doc["records"]:
+        rec["test"] = "bench/elsewhere.py::test_other"
+    (pytester.path / "other.json").write_text(json.dumps(doc))
+    result = pytester.runpytest(*FAST, "--trainbench-baseline=other.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["*trainbench gate: error*", "ERROR: no matching benchmarks between baseline *other.json*"])

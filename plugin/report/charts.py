@@ -101,8 +101,8 @@ def _bar_chart(
     if not chosen:
         return None
     data: dict[str, dict[str, float | None]] = {}
-    for row in rows:  # rows lacking the metric still place an "n/a" in their series
-        if key not in row.record.metrics and row not in chosen:
+    for row in rows:  # a row that has the key with no value places an "n/a" in its series
+        if key not in row.record.metrics:
             continue
         value = row.record.metrics.get(key)
         data.setdefault(series(row), {}).setdefault(category(row), value * scale if is_number(value) else None)
