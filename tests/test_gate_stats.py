@@ -3,6 +3,8 @@ a shift beyond the threshold fails, and each metric's good direction is honoured
 
 import math
 
+import pytest
+
 from hypothesis import assume, given, settings, strategies as st
 
 from plugin.gate.compare import IMPROVEMENT, NOISE, REGRESSION, UNCHANGED, compare_metric
@@ -136,3 +138,31 @@ def test_detection_rate_of_a_20_percent_slowdown_is_high():
         cur = list(0.012 * rng.lognormal(0.0, 0.10, size=20))
         hits += _throughput_change(base, cur).verdict == REGRESSION
     assert hits / 200 >= 0.95
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(min_value=0.0, max_value=0.5), noise, noise, st.floats(min_value=0.10, max_value=0.4))
+def test_stall_ratio_judged_on_per_step_stall_fractions(level, jb, jc, shift):
+    """Stall fractions per step (input wait / step time): more stall by over 5pp fails, the
+    same steps in another order pass, less stall is an improvement."""
+    base = [max(0.0, level + j) for j in jb]
+    cur = [min(1.0, b + shift) for b in (max(0.0, level + j) for j in jc)]
+    assume(sorted(cur)[len(cur) // 2] - sorted(base)[len(base) // 2] > 0.06)
+    stall = GATED_METRICS.get("stall_ratio")
+    pp = Threshold(0.05, absolute=True)
+    mb, mc = (sorted(x)[len(x) // 2] for x in (base, cur))
+    worse = compare_metric(stall, mb, mc, pp, base, cur)
+    assert worse.verdict == REGRESSION and worse.test is not None
+    assert compare_metric(stall, mc, mb, pp, cur, base).verdict == IMPROVEMENT
+    same = list(reversed(base))
+    assert compare_metric(stall, mb, mb, pp, base, same).verdict == UNCHANGED
+
+
+def test_stall_samples_come_from_the_records_input_wait():
+    from plugin.gate.compare import _per_step
+    from plugin.record import Record
+
+    rec = Record(test="t", kind="training", step_times_s=[0.1, 0.2, 0.4], config={"input_wait_s": [0.01, 0.1, 0.0]})
+    assert _per_step(rec, "stall_fraction") == pytest.approx([0.1, 0.5, 0.0])
+    rec.config["input_wait_s"] = [0.1]  # not one per step: no samples, threshold only
+    assert _per_step(rec, "stall_fraction") is None

@@ -69,6 +69,14 @@ def _step_time_margin(metric: GatedMetric, threshold: Threshold | None, slower: 
     return (1.0 + t) if slower else (1.0 - t if t < 1 else 0.0)
 
 
+def _value_margin(threshold: Threshold | None, larger: bool) -> tuple[float, float]:
+    """(factor, offset) on baseline samples of the metric itself that put them at the threshold."""
+    if threshold is None:
+        return 1.0, 0.0
+    t = threshold.value if larger else -threshold.value
+    return (1.0, t) if threshold.absolute else (1.0 + t, 0.0)
+
+
 @dataclass
 class MetricChange:
     metric: GatedMetric
@@ -87,10 +95,12 @@ def compare_metric(
     base_value: Any,
     current_value: Any,
     threshold: Threshold | None,
-    base_times: list[float] | None = None,
-    current_times: list[float] | None = None,
+    base_samples: list[float] | None = None,
+    current_samples: list[float] | None = None,
     alpha: float = DEFAULT_ALPHA,
 ) -> MetricChange:
+    """Judge one metric. `*_samples` are the within-run samples named by `metric.per_step`
+    (step times, or per-step stall fractions); without them the threshold alone decides."""
     b, c = _number(base_value), _number(current_value)
     if b is None or c is None:
         return MetricChange(metric, b, c, None, None, None, threshold, None, NA)
@@ -104,10 +114,14 @@ def compare_metric(
     else:  # relative threshold, base 0, current not: an unbounded move
         worse_by = math.copysign(math.inf, sign * absolute)
     test = None
-    if metric.timed:
-        slower = worse_by >= 0
-        margin = _step_time_margin(metric, threshold, slower)
-        test = shift_test(base_times or (), current_times or (), slower, margin)
+    worse = worse_by >= 0
+    if metric.per_step == "step_time":  # worse = slower, whichever way the metric moves
+        margin = _step_time_margin(metric, threshold, worse)
+        test = shift_test(base_samples or (), current_samples or (), worse, margin)
+    elif metric.per_step is not None:  # samples of the metric itself (stall fraction per step)
+        larger = worse != metric.higher_is_better
+        margin, offset = _value_margin(threshold, larger)
+        test = shift_test(base_samples or (), current_samples or (), larger, margin, offset, positive=False)
     if threshold is None:
         verdict = UNGATED
     elif abs(worse_by) <= threshold.value:
@@ -164,6 +178,19 @@ def _index(results: Results, notes: list[str]) -> dict[tuple, Record]:
     return out
 
 
+def _per_step(record: Record, kind: str | None) -> list[float] | None:
+    """The within-run samples of a record that carry a metric's noise (metrics.py)."""
+    if kind == "step_time":
+        return record.step_times_s
+    if kind == "stall_fraction":
+        waits = record.config.get("input_wait_s")
+        if not isinstance(waits, list) or len(waits) != len(record.step_times_s):
+            return None
+        return [w / t for w, t in zip(waits, record.step_times_s)
+                if _number(w) is not None and _number(t) is not None and t > 0]
+    return None
+
+
 def _compare_records(
     base: Record, current: Record, thresholds: Mapping[str, Threshold | None], alpha: float
 ) -> BenchComparison:
@@ -179,8 +206,8 @@ def _compare_records(
             base.metrics.get(metric.key),
             current.metrics.get(metric.key),
             threshold_for(metric, thresholds),
-            base.step_times_s,
-            current.step_times_s,
+            _per_step(base, metric.per_step),
+            _per_step(current, metric.per_step),
             alpha,
         )
         if metric.group == "peak_mem" and mem_kinds[0] != mem_kinds[1]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from plugin.errors import InputError, TrainbenchError
+from plugin.errors import TrainbenchError
 from plugin.gate.compare import DEFAULT_ALPHA, Comparison, compare_results
 from plugin.gate.markdown import render_comparison
 from plugin.gate.step_summary import append_step_summary

@@ -20,7 +20,7 @@ def _p_cell(change: MetricChange) -> str:
         return f"{t.p_value:.2g} ({t.n_base} vs {t.n_current} steps)"
     if change.verdict == NA:
         return NA
-    return "threshold only" if not change.metric.timed else "threshold only (too few steps)"
+    return "threshold only" if change.metric.per_step is None else "threshold only (too few steps)"
 
 
 def _rows(comparison: Comparison, only_regressions: bool) -> list[list[str]]:

@@ -4,10 +4,13 @@ One table (`_TABLE`) and a registry built from it. Each metric belongs to a *gro
 threshold uses in `--max-regression throughput=5%` (a threshold may also name the metric key
 itself, which wins over its group).
 
-`timed` metrics are functions of the step time (throughput, MFU, cost per epoch, bandwidth of
-a timed collective): their noise is judged from the raw `step_times_s` of both runs. The others
-(peak memory, stall ratio, energy, scaling efficiency) are single numbers per run, judged by
-their threshold alone.
+`per_step` names the within-run samples that carry a metric's noise:
+- "step_time": throughput, step time, MFU, cost per epoch, collective bandwidth are functions of
+  the step time; their noise is judged from the raw `step_times_s` of both runs (worse = slower).
+- "stall_fraction": the stall ratio, per step = input wait / step time (`config.input_wait_s`
+  and `step_times_s`, when the harness recorded them).
+- None: single numbers per run (peak memory, energy, scaling efficiency), judged by their
+  threshold alone.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ class GatedMetric:
     key: str  # key in Record.metrics
     group: str  # threshold name in --max-regression (several keys may share one)
     higher_is_better: bool  # throughput up is good; time, memory, stall, cost down are good
-    timed: bool  # derived from step time: significance comes from step_times_s
+    per_step: str | None  # "step_time", "stall_fraction" or None: see the module docstring
     label: str  # column text in tables
     unit: str = ""  # printed after values ("" for ratios shown in %)
 
@@ -47,20 +50,20 @@ def group_names() -> list[str]:
 
 
 _TABLE = (
-    # key                      group         higher timed  label
-    ("samples_per_s", "throughput", True, True, "samples/s", ""),
-    ("tokens_per_s", "throughput", True, True, "tokens/s", ""),
-    ("step_time_median_s", "step_time", False, True, "median step time", "s"),
-    ("mfu", "mfu", True, True, "MFU", ""),
-    ("cost_per_epoch_usd", "cost", False, True, "cost/epoch", "USD"),
-    ("peak_mem_bytes", "peak_mem", False, False, "peak memory", "B"),
-    ("peak_mem_reserved_bytes", "peak_mem", False, False, "peak reserved memory", "B"),
-    ("stall_ratio", "stall_ratio", False, False, "stall ratio", ""),
-    ("energy_j_per_sample", "energy", False, False, "energy/sample", "J"),
-    ("scaling_efficiency", "scaling", True, False, "scaling efficiency", ""),
-    ("busbw_gbps", "bandwidth", True, True, "busbw", "GB/s"),
-    ("algbw_gbps", "bandwidth", True, True, "algbw", "GB/s"),
+    # key                      group         higher  per-step samples  label
+    ("samples_per_s", "throughput", True, "step_time", "samples/s", ""),
+    ("tokens_per_s", "throughput", True, "step_time", "tokens/s", ""),
+    ("step_time_median_s", "step_time", False, "step_time", "median step time", "s"),
+    ("mfu", "mfu", True, "step_time", "MFU", ""),
+    ("cost_per_epoch_usd", "cost", False, "step_time", "cost/epoch", "USD"),
+    ("peak_mem_bytes", "peak_mem", False, None, "peak memory", "B"),
+    ("peak_mem_reserved_bytes", "peak_mem", False, None, "peak reserved memory", "B"),
+    ("stall_ratio", "stall_ratio", False, "stall_fraction", "stall ratio", ""),
+    ("energy_j_per_sample", "energy", False, None, "energy/sample", "J"),
+    ("scaling_efficiency", "scaling", True, None, "scaling efficiency", ""),
+    ("busbw_gbps", "bandwidth", True, "step_time", "busbw", "GB/s"),
+    ("algbw_gbps", "bandwidth", True, "step_time", "algbw", "GB/s"),
 )
 _ORDER = [row[0] for row in _TABLE]
-for _key, _group, _higher, _timed, _label, _unit in _TABLE:
-    register_gated_metric(GatedMetric(_key, _group, _higher, _timed, _label, _unit))
+for _key, _group, _higher, _per_step, _label, _unit in _TABLE:
+    register_gated_metric(GatedMetric(_key, _group, _higher, _per_step, _label, _unit))

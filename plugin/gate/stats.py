@@ -37,12 +37,13 @@ class ShiftTest:
     margin: float = 1.0  # base step times were scaled by this before the test (the threshold)
 
 
-def clean_samples(values: Sequence[float] | None) -> list[float]:
-    """Finite positive step times only (a results file writes NaN as null)."""
+def clean_samples(values: Sequence[float] | None, positive: bool = True) -> list[float]:
+    """Finite (and, for times, positive) samples only: a results file writes NaN as null."""
     out = []
     for v in values or ():
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0:
-            out.append(float(v))
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+            if v > 0 or (not positive and v >= 0):
+                out.append(float(v))
     return out
 
 
@@ -53,26 +54,29 @@ def _median(xs: list[float]) -> float:
 
 
 def shift_test(
-    base: Sequence[float], current: Sequence[float], slower: bool, margin: float = 1.0
+    base: Sequence[float], current: Sequence[float], slower: bool, margin: float = 1.0,
+    offset: float = 0.0, positive: bool = True,
 ) -> ShiftTest | None:
-    """Test whether `current` step times are larger than `base` x `margin` (`slower=True`), or
-    smaller (`slower=False`).
+    """Test whether `current` samples are larger than `base` x `margin` + `offset`
+    (`slower=True`, i.e. worse for step times and stall fractions), or smaller.
 
-    `margin` moves the null hypothesis to the threshold: with margin 1.05 a small p says
-    "slower by more than 5%", not merely "slower". None when either side has fewer than
-    MIN_SAMPLES usable steps.
+    `margin`/`offset` move the null hypothesis to the threshold: with margin 1.05 a small p
+    says "slower by more than 5%", not merely "slower"; offset 0.05 on stall fractions says
+    "more than 5pp more stall". `positive=False` keeps zeros (a stall fraction may be 0).
+    None when either side has fewer than MIN_SAMPLES usable samples.
     """
     from scipy.stats import mannwhitneyu  # imported here: ~0.3 s, only the gate needs it
 
-    b, c = clean_samples(base), clean_samples(current)
+    b, c = clean_samples(base, positive), clean_samples(current, positive)
     if len(b) < MIN_SAMPLES or len(c) < MIN_SAMPLES:
         return None
     if not math.isfinite(margin) or margin <= 0:  # e.g. "throughput may drop 100%": never beyond
         p = 1.0
     else:
-        shifted = [x * margin for x in b]
+        shifted = [x * margin + offset for x in b]
         if len(set(shifted) | set(c)) == 1:  # all equal: no evidence of a shift (U is degenerate)
             p = 1.0
         else:
             p = float(mannwhitneyu(c, shifted, alternative="greater" if slower else "less").pvalue)
-    return ShiftTest(p, _median(c) / _median(b), len(b), len(c), margin)
+    mb = _median(b)
+    return ShiftTest(p, _median(c) / mb if mb else math.nan, len(b), len(c), margin)
