@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from plugin.record import METRIC_KEYS
 from plugin.report.cells import NA, format_bytes, format_metric, is_number
 from plugin.report.envdiff import environment_differences
 from plugin.report.merge import Row, Run, memory_kind, value_of
@@ -78,12 +77,38 @@ def environment_table(runs: Sequence[Run]) -> Table | None:
     )
 
 
+# The metrics the per-kind tables show, with their column headers; CSV and JSON carry every key.
+_SHOWN = {
+    "samples_per_s": "samples/s",
+    "tokens_per_s": "tokens/s",
+    "step_time_median_s": "step p50",
+    "step_time_p10_s": "step p10",
+    "step_time_p90_s": "step p90",
+    "stall_ratio": "stall ratio",
+    "peak_mem_bytes": "peak mem",  # split by kind below
+    "peak_mem_reserved_bytes": "peak reserved",
+    "mfu": "MFU",
+    "gpu_util_mean": "GPU util",
+    "energy_j_per_sample": "energy/sample",
+    "power_w_mean": "power",
+    "cost_per_epoch_usd": "cost/epoch",
+    "scaling_efficiency": "scaling eff.",
+    "algbw_gbps": "algbw",
+    "busbw_gbps": "busbw",
+    "loss_first": "loss first",
+    "loss_last": "loss last",
+}
+_ALWAYS = ("mfu",)  # shown even when all n/a: "no MFU on this device" is a finding
+
+
 def _metric_columns(rows: Sequence[Row]) -> list[str]:
-    present: dict[str, None] = {}
-    for row in rows:
-        present.update(dict.fromkeys(row.record.metrics))
-    ordered = [k for k in METRIC_KEYS if k in present] + sorted(k for k in present if k not in METRIC_KEYS)
-    return ordered
+    """Shown metrics that at least one row has a number for (plus _ALWAYS when present)."""
+    out = []
+    for key in _SHOWN:
+        values = [r.record.metrics.get(key) for r in rows if key in r.record.metrics]
+        if any(is_number(v) for v in values) or (values and key in _ALWAYS):
+            out.append(key)
+    return out
 
 
 def _kind_table(kind: str, rows: Sequence[Row]) -> Table:
@@ -95,7 +120,7 @@ def _kind_table(kind: str, rows: Sequence[Row]) -> Table:
         if key == "peak_mem_bytes":  # never device memory and process RSS in one column
             headers += [_MEM_COLUMNS[k] for k in mem_kinds]
         else:
-            headers.append(key)
+            headers.append(_SHOWN[key])
     table_rows = []
     for row in rows:
         rec = row.record
