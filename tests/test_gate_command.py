@@ -49,7 +49,7 @@ def test_memory_regression_and_kinds_never_mixed(tmp_path, base, capsys):
     more = training(seed=1, extra={"peak_mem_bytes": 400 * 2**20})
     cur = write(tmp_path / "cur.json", CPU_ENV, [more])
     rc, out, _ = _gate(capsys, "--baseline", base, "--current", cur)
-    assert rc == 1 and "peak memory" in out.split("### Regressions")[1]
+    assert rc == 1 and "peak memory" in out.split("### Regressions")[1].split("###")[0]
     assert _gate(capsys, "--baseline", base, "--current", cur, "--max-regression", "peak_mem=50%")[0] == 0
     other_kind = write(tmp_path / "dev.json", CPU_ENV, [training(seed=1, mem_kind="cuda_allocated",
                                                                   extra={"peak_mem_bytes": 900 * 2**20})])
@@ -62,7 +62,7 @@ def test_status_oom_is_a_regression(tmp_path, base, capsys):
     oom.metrics, oom.step_times_s = {}, []
     rc, out, _ = _gate(capsys, "--baseline", base, "--current", write(tmp_path / "cur.json", CPU_ENV, [oom]))
     assert rc == 1
-    assert "| status " in out.split("### Regressions")[1] and "passed -> oom" in out
+    assert "| status " in out.split("### Regressions")[1].split("###")[0] and "passed -> oom" in out
 
 
 def test_env_mismatch_refused_unless_allowed(tmp_path, capsys):
@@ -142,3 +142,26 @@ def test_output_is_json_free_markdown_with_all_compared_metrics(tmp_path, base, 
     assert "### All compared metrics" in out and "| verdict" in out
     assert "MFU" not in out  # None on both sides: nothing to compare, no fake 0 row
     json.dumps(out)  # printable
+
+
+def _collectives(busbw_by_size, trial_s):
+    from plugin.record import Record
+
+    return [Record(test="bench/test_collectives.py::test_collectives[default]", kind="collective",
+                   topology="default", world_size=2, gpu="cpu",
+                   metrics={"busbw_gbps": bw, "algbw_gbps": bw, "time_s": trial_s[size]},
+                   step_times_s=[trial_s[size] * (1 + 0.01 * i) for i in range(5)],
+                   config={"op": "all_reduce", "size_bytes": size, "dtype": "float32"})
+            for size, bw in busbw_by_size.items()]
+
+
+def test_collective_sweep_records_of_one_test_are_matched_by_op_and_size(tmp_path, capsys):
+    base = write(tmp_path / "base.json", CPU_ENV, _collectives({1024: 1.0, 2**20: 10.0}, {1024: 1e-4, 2**20: 1e-3}))
+    # the 1 MiB all_reduce got 2x slower; the 1 KiB one did not move
+    cur = write(tmp_path / "cur.json", CPU_ENV, _collectives({1024: 1.0, 2**20: 5.0}, {1024: 1e-4, 2**20: 2e-3}))
+    rc, out, _ = _gate(capsys, "--baseline", base, "--current", cur)
+    assert rc == 1 and "appears twice" not in out
+    regressions = out.split("### Regressions")[1].split("###")[0]
+    assert "all_reduce 1 MiB" in regressions and "busbw" in regressions
+    assert "all_reduce 1 KiB" not in regressions
+    assert "FAIL — 1 of 2 benchmarks regressed" in out

@@ -19,6 +19,7 @@ from plugin.gate.metrics import GatedMetric, gated_metrics
 from plugin.gate.stats import ShiftTest, shift_test
 from plugin.gate.thresholds import DEFAULT_THRESHOLDS, Threshold, threshold_for
 from plugin.record import Record
+from plugin.report.cells import record_label
 from plugin.report.envdiff import EnvDiff, environment_differences
 from plugin.results import Results
 
@@ -28,6 +29,7 @@ __all__ = [
     "Comparison",
     "compare_metric",
     "compare_results",
+    "identity",
     "REGRESSION",
     "IMPROVEMENT",
     "NOISE",
@@ -167,12 +169,22 @@ class Comparison:
         return [b for b in self.benches if b.regressed]
 
 
+# Config entries that tell apart records of one test: a collective sweep records one per op
+# and message size under the same test id.
+IDENTITY_CONFIG = ("op", "size_bytes", "dtype")
+
+
+def identity(record: Record) -> tuple:
+    """What makes two records the same benchmark: Record.key() + IDENTITY_CONFIG entries."""
+    return record.key() + tuple(record.config.get(k) for k in IDENTITY_CONFIG)
+
+
 def _index(results: Results, notes: list[str]) -> dict[tuple, Record]:
     out: dict[tuple, Record] = {}
     for rec in results.records:
-        key = rec.key()
+        key = identity(rec)
         if key in out:
-            notes.append(f"{results.path}: {rec.test} appears twice; the first record is used")
+            notes.append(f"{results.path}: {record_label(rec)} appears twice; the first record is used")
             continue
         out[key] = rec
     return out
@@ -247,7 +259,7 @@ def compare_results(
         raise InputError(
             f"no matching benchmarks between baseline {base.path} ({len(base_idx)} records) and "
             f"current {current.path} ({len(cur_idx)} records): records match on kind, workload, "
-            f"size, precision, batch size, storage, topology, world size, GPU profile and test "
-            f"id; run the same benchmarks with the same options for both"
+            f"size, precision, batch size, storage, topology, world size, GPU profile, test "
+            f"id (and collective op/size); run the same benchmarks with the same options for both"
         )
     return comparison

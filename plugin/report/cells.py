@@ -86,8 +86,18 @@ def format_change(relative: float | None, absolute: float | None, points: bool) 
 
 
 def record_label(record: Any) -> str:
-    """The test id when there is one (it carries the parametrization), else the axes."""
+    """The test id when there is one (it carries the parametrization), else the axes; plus what
+    tells apart the records of one test (DDP world size, collective op and message size)."""
     if record.test:
-        return record.test
-    axes = (record.kind, record.workload, record.size, record.precision, record.storage)
-    return "/".join(str(a) for a in axes if a is not None)
+        label = record.test
+    else:
+        axes = (record.kind, record.workload, record.size, record.precision, record.storage)
+        label = "/".join(str(a) for a in axes if a is not None)
+    if record.kind == "ddp":
+        label += f" x{record.world_size}"
+    op, size = record.config.get("op"), record.config.get("size_bytes")
+    if op is not None:
+        label += f" {op}"
+    if is_number(size):
+        label += f" {format_bytes(size)}"
+    return label
