@@ -74,6 +74,8 @@ def _lines(
             ax.plot(xs, [ys[0] * x for x in xs], ls="--", color=f"C{i % 10}", alpha=0.5, label=f"{name} (ideal)")
     if logx:
         ax.set_xscale("log", base=2)
+    else:  # world sizes: whole numbers only
+        ax.set_xticks(sorted({x for points in series.values() for x, _ in points}))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
