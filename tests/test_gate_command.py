@@ -75,6 +75,9 @@ def test_env_mismatch_refused_unless_allowed(tmp_path, capsys):
     assert str(base) in err and "--allow-env-mismatch" in err
     rc, out, _ = _gate(capsys, "--baseline", base, "--current", cur, "--allow-env-mismatch")
     assert rc == 1 and "allowed by --allow-env-mismatch" in out
+    assert main(["compare", str(base), str(cur)]) == 0  # compare shows, never refuses
+    out = capsys.readouterr().out
+    assert "gate` refuses this baseline without --allow-env-mismatch" in out and "REFUSED" not in out
 
 
 def test_cpu_core_count_is_shown_not_blocking(tmp_path, base, capsys):

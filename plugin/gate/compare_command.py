@@ -29,7 +29,7 @@ def _alpha(text: str) -> float:
     return value
 
 
-def add_comparison_arguments(p: argparse.ArgumentParser) -> None:
+def add_comparison_arguments(p: argparse.ArgumentParser, gate: bool = False) -> None:
     p.add_argument(
         "--max-regression",
         type=thresholds_arg,
@@ -45,11 +45,12 @@ def add_comparison_arguments(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_ALPHA,
         help="significance level of the one-sided rank test on step times (default %(default)s)",
     )
-    p.add_argument(
-        "--allow-env-mismatch",
-        action="store_true",
-        help="compare even when GPU profile/name/count, torch or CUDA differ (printed anyway)",
-    )
+    if gate:  # compare never refuses, so only the gate has the override
+        p.add_argument(
+            "--allow-env-mismatch",
+            action="store_true",
+            help="gate even when GPU profile/name/count, torch or CUDA differ (printed anyway)",
+        )
 
 
 def comparison_from_args(base_path: str, current_path: str, args: argparse.Namespace) -> Comparison:
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     except TrainbenchError as exc:
         print(f"trainbench compare: error: {exc}", file=sys.stderr)
         return 2
-    text = render_comparison(comparison, "trainbench compare", allow_env_mismatch=True)
+    text = render_comparison(comparison, "trainbench compare", gating=False)
     print(text)
     append_step_summary(text)
     return 0

@@ -30,7 +30,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument("--baseline", required=True, metavar="BASE", help="baseline results file (JSON)")
     p.add_argument("--current", required=True, metavar="CURRENT", help="current results file (JSON)")
-    add_comparison_arguments(p)
+    add_comparison_arguments(p, gate=True)
     p.set_defaults(func=run)
     return p
 

@@ -57,10 +57,15 @@ def _env_table(diffs: list[EnvDiff]) -> str:
     return tabulate([[k, str(v[0]), str(v[1])] for k, v in diffs], ["environment", "baseline", "current"], tablefmt="github", disable_numparse=True)
 
 
-def render_comparison(comparison: Comparison, title: str = "trainbench compare", allow_env_mismatch: bool = False) -> str:
+def render_comparison(
+    comparison: Comparison,
+    title: str = "trainbench compare",
+    allow_env_mismatch: bool = False,
+    gating: bool = True,  # False for `compare`: mismatches are shown, nothing is refused
+) -> str:
     regressed = comparison.regressed
     n = len(comparison.benches)
-    if comparison.env_blocking and not allow_env_mismatch:
+    if comparison.env_blocking and gating and not allow_env_mismatch:
         head = f"## {title}: REFUSED — the baseline comes from a different environment"
     elif regressed:
         head = f"## {title}: FAIL — {len(regressed)} of {n} benchmarks regressed"
@@ -77,7 +82,12 @@ def render_comparison(comparison: Comparison, title: str = "trainbench compare",
     )
     out.append("")
     if comparison.env_blocking:
-        verb = "allowed by --allow-env-mismatch" if allow_env_mismatch else "refused; pass --allow-env-mismatch to compare anyway"
+        if not gating:
+            verb = "shown; `trainbench gate` refuses this baseline without --allow-env-mismatch"
+        elif allow_env_mismatch:
+            verb = "allowed by --allow-env-mismatch"
+        else:
+            verb = "refused; pass --allow-env-mismatch to compare anyway"
         out += [f"### Environment mismatch ({verb})", "", _env_table(comparison.env_blocking), ""]
     if comparison.env_other:
         out += ["### Other environment differences (shown, not blocking)", "", _env_table(comparison.env_other), ""]
