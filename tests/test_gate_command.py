@@ -168,3 +168,11 @@ def test_collective_sweep_records_of_one_test_are_matched_by_op_and_size(tmp_pat
     assert "all_reduce 1 MiB" in regressions and "busbw" in regressions
     assert "all_reduce 1 KiB" not in regressions
     assert "FAIL — 1 of 2 benchmarks regressed" in out
+
+
+@pytest.mark.parametrize("command", ["gate", "compare", "report"])
+def test_help_prints(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    assert "usage: trainbench " + command in capsys.readouterr().out

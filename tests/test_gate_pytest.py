@@ -101,3 +101,10 @@ def test_baseline_without_these_benchmarks_is_a_usage_error(pytester, first_run)
     result = pytester.runpytest(*FAST, "--trainbench-baseline=other.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stdout.fnmatch_lines(["*trainbench gate: error*", "ERROR: no matching benchmarks between baseline *other.json*"])
+
+
+def test_options_in_pytest_help(pytester):
+    result = pytester.runpytest("--help")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*--trainbench-baseline=FILE*", "*--trainbench-max-regression=SPEC*",
+                                 "*--trainbench-allow-env-mismatch*"])

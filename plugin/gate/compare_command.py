@@ -37,7 +37,7 @@ def add_comparison_arguments(p: argparse.ArgumentParser, gate: bool = False) -> 
         metavar="SPEC",
         help="allowed worsening per metric, e.g. throughput=5%%,peak_mem=10%%,stall_ratio=3pp "
         "(off disables one); defaults: "
-        + ",".join(f"{k}={v}" for k, v in DEFAULT_THRESHOLDS.items()),
+        + ",".join(f"{k}={v}" for k, v in DEFAULT_THRESHOLDS.items()).replace("%", "%%"),
     )
     p.add_argument(
         "--alpha",

@@ -59,7 +59,7 @@ def add_options(group: Any) -> None:
         "--trainbench-max-regression", type=thresholds_type("--trainbench-max-regression"),
         default=None, metavar="SPEC",
         help="allowed worsening per metric, e.g. throughput=5%%,peak_mem=10%%,stall_ratio=3pp "
-        "(off disables one); defaults: " + ",".join(f"{k}={v}" for k, v in DEFAULT_THRESHOLDS.items()),
+        "(off disables one); defaults: " + ",".join(f"{k}={v}" for k, v in DEFAULT_THRESHOLDS.items()).replace("%", "%%"),
     )
     group.addoption(
         "--trainbench-allow-env-mismatch", action="store_true", default=False,
