@@ -176,3 +176,11 @@ def test_help_prints(command, capsys):
         main([command, "--help"])
     assert exc.value.code == 0
     assert "usage: trainbench " + command in capsys.readouterr().out
+
+
+def test_nothing_comparable_is_not_a_pass(tmp_path, capsys):
+    skipped = training(seed=1, status="skipped", message="tf32 is a CUDA tensor-core mode")
+    base = write(tmp_path / "base.json", CPU_ENV, [skipped])
+    cur = write(tmp_path / "cur.json", CPU_ENV, [training(seed=2)])
+    rc, _, err = _gate(capsys, "--baseline", base, "--current", cur)
+    assert rc == 2 and "nothing to compare" in err and "baseline status skipped" in err

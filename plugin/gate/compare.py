@@ -262,4 +262,11 @@ def compare_results(
             f"size, precision, batch size, storage, topology, world size, GPU profile, test "
             f"id (and collective op/size); run the same benchmarks with the same options for both"
         )
+    if not comparison.benches:
+        why = "; ".join(f"{record_label(r)}: {w}" for r, w in comparison.not_compared[:5])
+        raise InputError(
+            f"nothing to compare between baseline {base.path} and current {current.path}: every "
+            f"matching benchmark was skipped or failed in one of them ({why}); a gate that compared "
+            f"nothing does not pass"
+        )
     return comparison
