@@ -6,9 +6,9 @@
 
 Each run is `pytest bench/test_training.py --gpu=cpu --workload=resnet50` with a few steps (a few seconds).
 The 2-core baseline uses the first two CPUs this process may run on. A side-by-side probe
-first checks that those two cores are really free (2 threads must beat 1 clearly): on a
-machine whose cores other processes hold, the comparison would measure the neighbours, and
-the tests skip saying so. Select with `-m gate_e2e`; override the workload and threshold
+before the runs and after each one checks that those two cores are really free (2 threads
+must beat 1 clearly): on a machine whose cores other processes hold, the comparison would
+measure the neighbours, and the tests skip saying so, with the measured ratio. Select with `-m gate_e2e`; override the workload and threshold
 with TRAINBENCH_E2E_WORKLOAD / TRAINBENCH_E2E_THRESHOLD.
 """
 
@@ -70,6 +70,16 @@ print(sorted(two)[2] / sorted(one)[2])
 """
 
 
+def _require_free(pair: list[int], when: str) -> None:
+    """Skip unless 2 threads on `pair` clearly beat 1, measured side by side right now."""
+    out = subprocess.run(_pinned(pair) + [sys.executable, "-c", _PROBE], capture_output=True, text=True,
+                         timeout=120, env=_env())
+    speedup = float(out.stdout.strip().splitlines()[-1])
+    if speedup < 1.3:
+        pytest.skip(f"CPUs {pair} are not free {when}: 2 threads ran {speedup:.2f}x the speed of 1 side by "
+                    f"side (other processes hold the cores), so runs would measure the neighbours")
+
+
 @pytest.fixture(scope="module")
 def two_cores() -> list[int]:
     if shutil.which("taskset") is None:
@@ -77,17 +87,13 @@ def two_cores() -> list[int]:
     cpus = _cpus()
     if len(cpus) < 2:
         pytest.skip(f"needs 2 CPUs to compare against 1; this process may use {len(cpus)}")
-    pair = cpus[:2]
-    out = subprocess.run(_pinned(pair) + [sys.executable, "-c", _PROBE], capture_output=True, text=True,
-                         timeout=120, env=_env())
-    speedup = float(out.stdout.strip().splitlines()[-1])
-    if speedup < 1.3:
-        pytest.skip(f"CPUs {pair} are not free: 2 threads ran {speedup:.2f}x the speed of 1 side by side "
-                    f"(other processes hold the cores), so runs would measure the neighbours")
-    return pair
+    _require_free(cpus[:2], "before the runs")
+    return cpus[:2]
 
 
-def _bench(tmp: Path, name: str, cpus: list[int]) -> Path:
+def _bench(tmp: Path, name: str, cpus: list[int], pair: list[int]) -> Path:
+    """One bench run pinned to `cpus`; the probe on `pair` after it says whether the machine
+    stayed quiet meanwhile (neighbours come and go within seconds on a shared box)."""
     out = tmp / f"{name}.json"
     cmd = _pinned(cpus) + _pytest() + [
         str(ROOT / "bench" / "test_training.py"), "--gpu=cpu", f"--workload={WORKLOAD}", *STEPS, "-q", "-p", "no:cacheprovider",
@@ -95,6 +101,7 @@ def _bench(tmp: Path, name: str, cpus: list[int]) -> Path:
     ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=_env())
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    _require_free(pair, f"after run {name!r}")
     return out
 
 
@@ -106,7 +113,7 @@ def _gate(base: Path, current: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def baseline(two_cores, tmp_path_factory) -> Path:
-    return _bench(tmp_path_factory.mktemp("gate-e2e"), "baseline-2cores", two_cores)
+    return _bench(tmp_path_factory.mktemp("gate-e2e"), "baseline-2cores", two_cores, two_cores)
 
 
 def _throughput(path: Path) -> float:
@@ -116,7 +123,7 @@ def _throughput(path: Path) -> float:
 def test_same_machine_reruns_pass_the_gate(baseline, two_cores, tmp_path):
     seen = [_throughput(baseline)]
     for i in range(SAME_MACHINE_REPEATS):
-        current = _bench(tmp_path, f"rerun-{i}", two_cores)
+        current = _bench(tmp_path, f"rerun-{i}", two_cores, two_cores)
         seen.append(_throughput(current))
         gate = _gate(baseline, current)
         assert gate.returncode == 0, f"false alarm on rerun {i} (samples/s so far {seen}):\n{gate.stdout}{gate.stderr}"
@@ -125,7 +132,7 @@ def test_same_machine_reruns_pass_the_gate(baseline, two_cores, tmp_path):
 
 
 def test_half_the_cores_is_a_throughput_regression(baseline, two_cores, tmp_path):
-    current = _bench(tmp_path, "one-core", two_cores[:1])
+    current = _bench(tmp_path, "one-core", two_cores[:1], two_cores)
     gate = _gate(baseline, current)
     print(f"samples/s: 2 cores {_throughput(baseline):.1f}, 1 core {_throughput(current):.1f}")
     assert gate.returncode == 1, gate.stdout + gate.stderr
