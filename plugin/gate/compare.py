@@ -1,9 +1,10 @@
 """Match the benchmarks of two results files and judge each gated metric: the comparison.
 
 A metric *regresses* when it moved in its bad direction by more than its threshold AND the
-move is significant: for step-time metrics the one-sided rank test on `step_times_s`
-(stats.py), against the baseline's step times scaled to the threshold, has p < alpha; single-number metrics (memory, stall ratio, energy) have no
-within-run samples and are judged by the threshold alone (said in the p column).
+move is significant: the one-sided rank test (stats.py) of the current run's per-step samples
+(step times; stall fractions for the stall ratio) against the baseline's, moved to the
+threshold, has p < alpha. Single-number metrics (peak memory, energy, scaling efficiency)
+have no within-run samples and are judged by the threshold alone (said in the p column).
 A benchmark that passed in the baseline and failed/OOMed now is a regression too.
 """
 
