@@ -140,14 +140,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     from plugin.data import context as storage
-
-    storage.close()  # stops a moto server this session started
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    # workloads a conftest registered through the hook belong to this session only
     from plugin.workloads import workloads
 
+    storage.close()  # stops a moto server this session started
+    # workloads a conftest registered through the hook belong to this session only
     for name in config.stash.get(_HOOK_WORKLOADS, []):
         workloads().unregister(name)
 
