@@ -38,12 +38,17 @@ def measure(trainer: Trainer, *, warmup: int, steps: int, samples_per_step: int)
     if steps < 1:
         raise ValueError("steps must be >= 1")
     clock, device = trainer.clock, trainer.device
+    cuda = device.type == "cuda"
+    process = ProcessTelemetry()
+    nvml = NvmlTelemetry(device.index or 0) if cuda else None  # NVML init: before, not between
+    # Garbage left by model construction or earlier benchmarks is collected before the warm-up,
+    # not by a full collection (~150 ms with torch loaded, measured) inside the window. Not
+    # between warm-up and window: a pause there lets a starved input pipeline queue batches
+    # and the first measured steps would under-report the stall.
+    gc.collect()
     for _ in range(warmup):
         trainer.step()
 
-    cuda = device.type == "cuda"
-    process = ProcessTelemetry()
-    nvml = NvmlTelemetry(device.index or 0) if cuda else None
     if cuda:
         torch.cuda.reset_peak_memory_stats(device)
     process.start()
@@ -56,9 +61,6 @@ def measure(trainer: Trainer, *, warmup: int, steps: int, samples_per_step: int)
     # loss tensor alive instead slowed a tiny CPU model's later steps by ~10% (measured: the
     # small long-lived allocations fragment the heap the activations are carved from).
     losses = torch.empty(steps, device=device)
-    # Garbage left by model construction or earlier benchmarks is collected now, not by a
-    # full collection (~150 ms with torch loaded, measured) landing inside the window.
-    gc.collect()
     clock.synchronize()
     t0 = time.perf_counter()
     for i in range(steps):
