@@ -29,8 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKLOAD = os.environ.get("TRAINBENCH_E2E_WORKLOAD", "gpt-small")  # scales best on 2 cores
 # Allowed throughput drop. With 20-step runs (~0.15 s windows) a clean-checkout CI rerun once
 # dropped 18.7% (1186 -> 964 samples/s): far too short a window for a VM. With 100 steps, reruns
-# on 2 cores stayed within 4% (1108, 1150, 1068, 1087) and one core cost 34% (1108 -> 732).
-THRESHOLD = os.environ.get("TRAINBENCH_E2E_THRESHOLD", "15%")
+# on 2 cores moved up to -14% (1056 -> 905) and one core cost 32-34% (1108 -> 732, 1056 -> 715):
+# 20% sits between the two with a margin on each side.
+THRESHOLD = os.environ.get("TRAINBENCH_E2E_THRESHOLD", "20%")
 STEPS = ["--steps=100", "--warmup=10"]
 SAME_MACHINE_REPEATS = 3
 
