@@ -70,6 +70,10 @@ class RankContext:
             atomic_write_text(self.out / RESULT_FILE, json.dumps(payload, indent=1) + "\n")
 
     def close(self) -> None:
+        # every rank past its last collective before any tears its connections down: without
+        # the barrier a gloo rank occasionally aborted in teardown ("terminate called without an
+        # active exception", SIGABRT) after the results were written (seen in CI)
+        self.barrier()
         dist.destroy_process_group()
 
 
