@@ -10,6 +10,7 @@ from typing import Callable
 import pytest
 
 from plugin.catalog import gpu_names
+from plugin.option_types import nonneg_int, positive_int
 from plugin.cost.options import add_options as add_price_options
 from plugin.data.options import add_options as add_data_options
 from plugin.distributed.options import add_options as add_distributed_options
@@ -43,24 +44,6 @@ def parse_gpu(value: str) -> str:
     if v == "auto" or v in gpu_names():
         return v
     raise argparse.ArgumentTypeError(f"unknown GPU --gpu={value}; known: auto, {', '.join(gpu_names())}")
-
-
-def _int_at_least(flag: str, low: int) -> Callable[[str], int]:
-    def parse(value: str) -> int:
-        try:
-            n = int(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} expects an integer, got {value!r}") from None
-        if n < low:
-            raise argparse.ArgumentTypeError(f"{flag} must be >= {low}, got {n}")
-        return n
-
-    parse.__name__ = flag
-    return parse
-
-
-positive_int = lambda flag: _int_at_least(flag, 1)  # noqa: E731
-nonneg_int = lambda flag: _int_at_least(flag, 0)  # noqa: E731
 
 
 def _existing_path(flag: str) -> Callable[[str], str]:

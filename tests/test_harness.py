@@ -10,7 +10,6 @@ from plugin.harness.measure import measure
 from plugin.harness.precision import PRECISIONS, UnsupportedPrecision, get_precision
 from plugin.harness.run import RunConfig, build_trainer, run
 from plugin.harness.timing import DeviceClock
-from plugin.harness.trainer import Trainer, cycle
 from plugin.errors import InputError
 from plugin.workloads import get_workload
 

@@ -8,6 +8,7 @@ from typing import Any, Callable
 from plugin.data.backends import parse_storage_list
 from plugin.data.context import StorageSettings
 from plugin.errors import InputError
+from plugin.option_types import positive_int
 
 __all__ = ["add_options", "settings_from_config", "parse_storage_option", "int_list"]
 
@@ -36,20 +37,6 @@ def int_list(flag: str, low: int) -> Callable[[str], list[int]]:
     return parse
 
 
-def _positive(flag: str) -> Callable[[str], int]:
-    def parse(value: str) -> int:
-        try:
-            n = int(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} expects an integer, got {value!r}") from None
-        if n < 1:
-            raise argparse.ArgumentTypeError(f"{flag} must be >= 1, got {n}")
-        return n
-
-    parse.__name__ = flag
-    return parse
-
-
 def _yes_no(flag: str) -> Callable[[str], bool]:
     def parse(value: str) -> bool:
         v = value.strip().lower()
@@ -72,7 +59,7 @@ def add_options(group: Any) -> None:
     group.addoption("--num-workers", type=int_list("--num-workers", 0), default=None,
                     help="loader worker processes; a comma list sweeps them in the storage benchmarks "
                          "(default: 1 on CPU, 0,2,4,8 on GPU; training elsewhere: the first value, or auto)")
-    group.addoption("--prefetch-factor", type=_positive("--prefetch-factor"), default=None,
+    group.addoption("--prefetch-factor", type=positive_int("--prefetch-factor"), default=None,
                     help="batches in flight per loader worker (torch default 2)")
     group.addoption("--pin-memory", type=_yes_no("--pin-memory"), default=None,
                     help="page-locked host batches, yes/no (default: yes on CUDA)")

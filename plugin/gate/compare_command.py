@@ -7,9 +7,7 @@ printed, not refused; `trainbench gate` is the command that fails CI.
 from __future__ import annotations
 
 import argparse
-import sys
 
-from plugin.errors import TrainbenchError
 from plugin.gate.compare import DEFAULT_ALPHA, Comparison, compare_results
 from plugin.gate.markdown import render_comparison
 from plugin.gate.step_summary import append_step_summary
@@ -73,11 +71,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        comparison = comparison_from_args(args.base, args.current, args)
-    except TrainbenchError as exc:
-        print(f"trainbench compare: error: {exc}", file=sys.stderr)
-        return 2
+    # bad input raises TrainbenchError: plugin/cli.py prints it and exits 2
+    comparison = comparison_from_args(args.base, args.current, args)
     text = render_comparison(comparison, "trainbench compare", gating=False)
     print(text)
     append_step_summary(text)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from plugin.errors import TrainbenchError
 from plugin.gate.compare_command import add_comparison_arguments, comparison_from_args
 from plugin.gate.markdown import render_comparison
 from plugin.gate.step_summary import append_step_summary
@@ -36,11 +35,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        comparison = comparison_from_args(args.baseline, args.current, args)
-    except TrainbenchError as exc:
-        print(f"trainbench gate: error: {exc}", file=sys.stderr)
-        return 2
+    # bad input raises TrainbenchError: plugin/cli.py prints it and exits 2
+    comparison = comparison_from_args(args.baseline, args.current, args)
     text = render_comparison(comparison, "trainbench gate", allow_env_mismatch=args.allow_env_mismatch)
     print(text)
     append_step_summary(text)

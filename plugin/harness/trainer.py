@@ -7,7 +7,7 @@ micro-batch around the input fetch (perf_counter values or CUDA events: no synch
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 import torch
 from torch import nn
@@ -16,23 +16,12 @@ from plugin.harness.precision import Precision
 from plugin.harness.timing import DeviceClock, Mark
 from plugin.workloads.spec import Workload
 
-__all__ = ["Trainer", "to_device", "cycle"]
+__all__ = ["Trainer", "to_device"]
 
 
 def to_device(batch: Mapping[str, Any], device: torch.device) -> dict[str, Any]:
     # non_blocking: with pinned host memory the copy overlaps with compute on CUDA
     return {k: v.to(device, non_blocking=True) if torch.is_tensor(v) else v for k, v in batch.items()}
-
-
-def cycle(loader: Iterable) -> Iterator:
-    """Endless batches: a new epoch of `loader` whenever the last one is exhausted."""
-    while True:
-        empty = True
-        for batch in loader:
-            empty = False
-            yield batch
-        if empty:
-            raise ValueError("the data loader produced no batch: data set smaller than one batch?")
 
 
 class Trainer:

@@ -8,11 +8,10 @@ and checked first; outputs are written atomically and never over an input file.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from plugin.atomic import atomic_write_text
-from plugin.errors import InputError, TrainbenchError
+from plugin.errors import InputError
 
 __all__ = ["add_parser", "run", "write_report", "FORMATS"]
 
@@ -75,11 +74,8 @@ def write_report(results: list[str | Path], out: str | Path, formats=FORMATS, na
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        written = write_report(args.results, args.out, args.format, args.name)
-    except TrainbenchError as exc:
-        print(f"trainbench report: error: {exc}", file=sys.stderr)
-        return 2
+    # bad input raises TrainbenchError: plugin/cli.py prints it and exits 2
+    written = write_report(args.results, args.out, args.format, args.name)
     for path in written:
         print(f"wrote {path}")
     return 0
