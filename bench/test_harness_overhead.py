@@ -13,9 +13,9 @@ import time
 import torch
 import torch.nn.functional as F
 
-from plugin.harness.measure import measure
-from plugin.harness.run import RunConfig, build_trainer
-from reference_models import gpt
+from trainbench.harness.measure import measure
+from trainbench.harness.run import RunConfig, build_trainer
+from trainbench.models import gpt
 
 TRIALS = 40
 STEPS = 20

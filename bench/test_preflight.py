@@ -10,9 +10,9 @@ before renting more machines. One record per item (`kind: "preflight"`) in the r
 
 import pytest
 
-from plugin.catalog import gpu_names
-from plugin.preflight import Preflight, PreflightConfig
-from plugin.preflight.report import check_record_fields, format_checklist
+from trainbench.catalog import gpu_names
+from trainbench.preflight import Preflight, PreflightConfig
+from trainbench.preflight.report import check_record_fields, format_checklist
 
 pytestmark = pytest.mark.preflight
 

@@ -21,13 +21,13 @@ import signal
 import pytest
 import torch
 
-from plugin.checkpoint import (
+from trainbench.checkpoint import (
     TOLERANCES, compare_logs, compare_states, read_checkpoint, read_loss_log, within_tolerance,
 )
-from plugin.checkpoint.async_timing import time_async_save
-from plugin.checkpoint.drill import Drill, train
-from plugin.checkpoint.preempt import EXIT_PREEMPTED
-from plugin.workloads import get_workload
+from trainbench.checkpoint.async_timing import time_async_save
+from trainbench.checkpoint.drill import Drill, train
+from trainbench.checkpoint.preempt import EXIT_PREEMPTED
+from trainbench.workloads import get_workload
 
 
 def test_resume(trainbench, tb_workload, tb_precision, tmp_path):

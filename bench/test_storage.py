@@ -19,10 +19,10 @@ import math
 
 import torch
 
-from plugin.data import parse_storage, storage_loader
-from plugin.data.loader_bench import preloaded_batches, time_epoch
-from plugin.harness.run import loader_config, resolve_device, run
-from plugin.workloads import get_workload
+from trainbench.data import parse_storage, storage_loader
+from trainbench.data.loader_bench import preloaded_batches, time_epoch
+from trainbench.harness.run import loader_config, resolve_device, run
+from trainbench.workloads import get_workload
 
 PRELOADED = 8  # distinct batches kept in device memory for the differential run (cycled)
 

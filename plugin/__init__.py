@@ -4,11 +4,11 @@ The public surface: workloads to register your own model, the harness to run one
 pytest, and the results file to read what a session measured.
 """
 
-from plugin.errors import InputError, PerformanceRegression, TrainbenchError
-from plugin.harness.run import RunConfig, run
-from plugin.record import Record
-from plugin.results import load_results, write_results
-from plugin.workloads import Workload, get_workload, register_workload
+from .errors import InputError, PerformanceRegression, TrainbenchError
+from .harness.run import RunConfig, run
+from .records.record import Record
+from .records.results import load_results, write_results
+from .workloads import Workload, get_workload, register_workload
 
 __all__ = [
     "InputError",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Generic, Iterator, TypeVar
 
-from plugin.errors import InputError
+from .errors import InputError
 
 T = TypeVar("T")
 

@@ -5,11 +5,11 @@ the model class, `build(size_or_config)`, `forward_flops_per_sample(cfg)` and
 `train_flops_per_sample(cfg)`. `hf_weights` loads local Hugging Face-format checkpoints.
 """
 
-from reference_models import bert, gpt, hf_weights, resnet
-from reference_models.bert import BertConfig, BertForSequenceClassification, BertModel
-from reference_models.gpt import GPT, GPTConfig
-from reference_models.hf_weights import config_from_hf, load_hf_weights
-from reference_models.resnet import ResNet, ResNetConfig
+from . import bert, gpt, hf_weights, resnet
+from .bert import BertConfig, BertForSequenceClassification, BertModel
+from .gpt import GPT, GPTConfig
+from .hf_weights import config_from_hf, load_hf_weights
+from .resnet import ResNet, ResNetConfig
 
 __all__ = [
     "bert",

@@ -24,7 +24,7 @@ from typing import Mapping, Union
 import torch
 from torch import nn
 
-from reference_models import bert, gpt
+from . import bert, gpt
 
 __all__ = ["config_from_hf", "hf_to_reference", "load_hf_weights"]
 

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import Dataset
 
-from plugin.workloads import Workload
+from trainbench.workloads import Workload
 
 GPT_SIZES = {
     "tiny": dict(vocab=64, d=32, heads=2, layers=2, seq=16),

@@ -7,8 +7,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from plugin.record import Record
-from plugin.results import write_results
+from trainbench.records.record import Record
+from trainbench.records.results import write_results
 
 CPU_ENV = {
     "start_time": "2026-11-29T10:00:00+00:00", "host": "ci-a", "torch": "2.13.0", "cuda": None,

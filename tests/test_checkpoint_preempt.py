@@ -9,7 +9,10 @@ import threading
 
 import pytest
 
-from plugin.checkpoint.preempt import EXIT_PREEMPTED, MetadataWatcher, Preemption, parse_signal
+from trainbench.checkpoint.preempt import EXIT_PREEMPTED, MetadataWatcher, Preemption
+from trainbench.cli.types import signal_name
+
+parse_signal = signal_name("--preempt-signal")
 
 
 def test_exit_code_is_ex_tempfail():
@@ -36,7 +39,7 @@ def test_first_reason_wins():
 
 def test_parse_signal_names_the_flag():
     assert parse_signal("10") == signal.SIGUSR1 and parse_signal("sigusr2") == signal.SIGUSR2
-    with pytest.raises(argparse.ArgumentTypeError, match="--preempt-signal.*SIGBOGUS"):
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown signal.*SIGBOGUS"):
         parse_signal("SIGBOGUS")
 
 
@@ -124,7 +127,7 @@ def test_unreachable_metadata_server_is_counted_not_raised():
 
 def test_metadata_notice_stops_trainbench_train_with_a_checkpoint(metadata_server, tmp_path):
     """End to end: a GCP preemption notice during the run -> checkpoint, exit 75, resumable."""
-    from plugin.checkpoint.drill import Drill
+    from trainbench.checkpoint.drill import Drill
 
     handler, url = metadata_server
     ckpt = tmp_path / "ckpt"

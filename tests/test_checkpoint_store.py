@@ -10,15 +10,15 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from plugin.checkpoint import (
+from trainbench.checkpoint import (
     CheckpointRefused,
     CheckpointStore,
     CheckpointWriteError,
     read_checkpoint,
 )
-from plugin.checkpoint import store as store_module
-from plugin.checkpoint.checksum import payload_checksum
-from plugin.checkpoint.rng import rng_state, set_rng_state
+from trainbench.checkpoint import store as store_module
+from trainbench.checkpoint.checksum import payload_checksum
+from trainbench.checkpoint.rng import rng_state, set_rng_state
 
 
 def _payload(step: int) -> dict:
@@ -166,7 +166,7 @@ def test_permission_denied_is_a_clear_error(tmp_path, monkeypatch):
     def denied(*args, **kwargs):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
 
-    monkeypatch.setattr("plugin.atomic.tempfile.mkstemp", denied)
+    monkeypatch.setattr("trainbench.records.atomic.tempfile.mkstemp", denied)
     with pytest.raises(CheckpointWriteError, match="Permission denied.*EACCES.*writable.*step-00000002.pt is intact"):
         store.save(4, _payload(4))
     monkeypatch.undo()

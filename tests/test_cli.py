@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from plugin.cli import main
+from trainbench.cli import main
 
 
 def test_bench_prints_measured_metrics_as_json(capsys):
@@ -16,7 +16,7 @@ def test_bench_prints_measured_metrics_as_json(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["bench", "--workload=resnet51"], "unknown workload --workload=resnet51; known: bert-base, gpt-small, resnet50"),
     (["bench", "--workload=resnet50", "--gpu=h100"], "--gpu=h100 was requested but the detected device is no CUDA GPU"),
-    (["bench", "--workload=resnet50", "--gpu=nonsense"], "unknown GPU --gpu=nonsense; known: auto, cpu"),
+    (["bench", "--workload=resnet50", "--gpu=nonsense"], "argument --gpu: unknown GPU 'nonsense'; known: auto, cpu"),
 ])
 def test_bad_input_exits_2_with_the_fix(capsys, argv, message):
     assert main(argv) == 2

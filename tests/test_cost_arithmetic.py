@@ -8,8 +8,8 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from plugin.catalog.prices import PriceRow
-from plugin.cost import (
+from trainbench.catalog.prices import PriceRow
+from trainbench.cost import (
     cost_for_record,
     cost_per_epoch,
     daly_interval,
@@ -18,7 +18,7 @@ from plugin.cost import (
     spot_estimate,
     young_interval,
 )
-from plugin.record import Record
+from trainbench.records.record import Record
 
 prices = st.floats(min_value=0.01, max_value=200, allow_nan=False)
 rates = st.floats(min_value=0.1, max_value=1e5, allow_nan=False)
@@ -154,7 +154,7 @@ def test_cost_for_record_is_none_with_a_reason(gpu, metrics, reason):
 
 
 def test_fill_costs_sets_the_metric_and_its_basis():
-    from plugin.cost import fill_costs
+    from trainbench.cost import fill_costs
 
     recs = [
         Record(test="a", kind="training", workload="resnet50", gpu="t4", metrics={"samples_per_s": 1000.0}),

@@ -7,8 +7,8 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from plugin.catalog.prices import REQUIRED_PRICE_COLUMNS
-from plugin.results import load_results
+from trainbench.catalog.prices import REQUIRED_PRICE_COLUMNS
+from trainbench.records.results import load_results
 
 BENCH = """
 def test_cost(trainbench):
@@ -20,7 +20,7 @@ def test_cost(trainbench):
 """
 # installed (CI): the entry point loads the plugin; a bare checkout loads it by module name
 _INSTALLED = any(e.name == "trainbench" for e in entry_points(group="pytest11"))
-ARGS = ["-p", "no:cacheprovider", "--gpu=cpu"] + ([] if _INSTALLED else ["-p", "plugin.pytest_plugin"])
+ARGS = ["-p", "no:cacheprovider", "--gpu=cpu"] + ([] if _INSTALLED else ["-p", "trainbench.pytest_plugin.hooks"])
 
 
 def _records(pytester):

@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from plugin.catalog import get_gpu
-from plugin.cost.fit import CUDA_CONTEXT_BYTES, HEADROOM, check_fit, usable_bytes
-from plugin.cost.memory import MemoryEstimate
-from plugin.cost.projection import ASSUMED_EFFICIENCY, project, roofline_time
+from trainbench.catalog import get_gpu
+from trainbench.cost.fit import CUDA_CONTEXT_BYTES, HEADROOM, check_fit, usable_bytes
+from trainbench.cost.memory import MemoryEstimate
+from trainbench.cost.projection import ASSUMED_EFFICIENCY, project, roofline_time
 
 pos = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False)
 flops = st.floats(min_value=1e6, max_value=1e13, allow_nan=False)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from plugin.data.report import recommend, storage_section
-from plugin.record import Record
+from trainbench.data.report import recommend, storage_section
+from trainbench.records.record import Record
 
 
 def _train(workload, storage, workers, stall, status="passed"):

@@ -8,11 +8,11 @@ import fsspec
 import pytest
 import torch
 
-from plugin.data.backends import LocalOpener
-from plugin.data.dataset import ShardDataset
-from plugin.data.loader import LoaderConfig, make_loader
-from plugin.data.sampler import ShardShuffle
-from plugin.data.shards import prepare_shards
+from trainbench.data.backends import LocalOpener
+from trainbench.data.dataset import ShardDataset
+from trainbench.data.loader import LoaderConfig, make_loader
+from trainbench.data.sampler import ShardShuffle
+from trainbench.data.shards import prepare_shards
 
 BATCH, COUNT = 4, 40  # 10 batches per epoch
 

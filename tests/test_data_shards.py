@@ -7,13 +7,13 @@ import fsspec
 import pytest
 import torch
 
-from plugin.cli import main
-from plugin.data.backends import MemoryOpener
-from plugin.data.codec import render_jpeg
-from plugin.data.dataset import ShardDataset
-from plugin.data.sampler import ShardShuffle
-from plugin.data.shards import prepare_shards, read_manifest
-from plugin.workloads import get_workload
+from trainbench.cli import main
+from trainbench.data.backends import MemoryOpener
+from trainbench.data.codec import render_jpeg
+from trainbench.data.dataset import ShardDataset
+from trainbench.data.sampler import ShardShuffle
+from trainbench.data.shards import prepare_shards, read_manifest
+from trainbench.workloads import get_workload
 
 
 def test_same_seed_same_bytes_other_seed_other_bytes():
@@ -92,10 +92,10 @@ def test_cli_rejects_unknown_workload_and_scheme(capsys):
 
 def test_cached_backend_with_workers_reads_what_the_backend_holds(tmp_path):
     """+cache: two workers share one cache directory; each shard is downloaded once, completely."""
-    from plugin.data import StorageSettings
-    from plugin.data import context as storage
-    from plugin.data.loader import LoaderConfig
-    from plugin.data.pipeline import storage_loader
+    from trainbench.data import StorageSettings
+    from trainbench.data import context as storage
+    from trainbench.data.loader import LoaderConfig
+    from trainbench.data.pipeline import storage_loader
 
     storage.configure(StorageSettings(cache_root=str(tmp_path)))
     try:

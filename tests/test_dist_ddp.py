@@ -5,11 +5,11 @@ scaling efficiency and the exposed-communication ratio."""
 import pytest
 import torch
 
-from plugin.distributed.ddp import params_file
-from plugin.distributed.fold import ddp_records
-from plugin.distributed.launch import Launch, launch
-from plugin.results import load_results
-from plugin.workloads import get_workload
+from trainbench.distributed.ddp import params_file
+from trainbench.distributed.fold import ddp_records
+from trainbench.distributed.launch import Launch, launch
+from trainbench.records.results import load_results
+from trainbench.workloads import get_workload
 
 STEPS, WARMUP, GLOBAL_BATCH = 4, 1, 8
 
@@ -20,7 +20,7 @@ def run(tmp_path_factory):
     args = ["--workload", "gpt-small", "--size", "tiny", "--world-sizes", "1,2", "--batch-mode", "global",
             "--batch-size", str(GLOBAL_BATCH), "--steps", str(STEPS), "--warmup", str(WARMUP),
             "--save-params", "--backend", "gloo", "--bucket-mb", "1", "--results", str(out / "results.json")]
-    return launch(Launch("plugin.distributed.ddp", args, 2, out, timeout_s=300)), out
+    return launch(Launch("trainbench.cli.rank", ["ddp", *args], 2, out, timeout_s=300)), out
 
 
 def test_two_ranks_reach_the_one_rank_parameters_on_the_same_global_batch(run):
@@ -64,5 +64,5 @@ def test_rank_zero_writes_a_results_file_as_on_multi_node_runs(run):
     _, out = run  # --results: what each node's torchrun does without a pytest process around it
     res = load_results(out / "results.json")
     assert [(r.kind, r.world_size, r.status) for r in res.records] == [("ddp", 1, "passed"), ("ddp", 2, "passed")]
-    assert all(r.test == "torchrun -m plugin.distributed.ddp" and r.gpu == "cpu" for r in res.records)
+    assert all(r.test == "torchrun -m trainbench.cli.rank ddp" and r.gpu == "cpu" for r in res.records)
     assert res.environment["torch"] == torch.__version__

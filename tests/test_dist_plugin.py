@@ -8,9 +8,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from plugin.distributed.launch import Launch, RankFailure, launch
-from plugin.distributed.worker import FAULT_ENV
-from plugin.results import load_results
+from trainbench.distributed.launch import Launch, RankFailure, launch
+from trainbench.distributed.worker import FAULT_ENV
+from trainbench.records.results import load_results
 
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 120  # --dist-timeout in these sessions: a hang would fail after it, not block CI
@@ -80,7 +80,7 @@ def test_killed_rank_fails_the_benchmark_naming_it_and_keeps_other_records(pytes
 
 def test_hung_rank_is_killed_at_the_timeout_and_named_not_waited_for(tmp_path, monkeypatch):
     monkeypatch.setenv(FAULT_ENV, "hang:1@1")
-    spec = Launch("plugin.distributed.collectives", ["--max-bytes", "4096", "--backend", "gloo"], 2, tmp_path,
+    spec = Launch("trainbench.cli.rank", ["collectives", "--max-bytes", "4096", "--backend", "gloo"], 2, tmp_path,
                   timeout_s=20)
     start = time.perf_counter()
     with pytest.raises(RankFailure) as exc:

@@ -16,7 +16,7 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
-from reference_models import bert, gpt, resnet
+from trainbench.models import bert, gpt, resnet
 
 FAMILIES = {"resnet": resnet, "bert": bert, "gpt": gpt}
 

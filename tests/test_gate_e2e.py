@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from plugin.results import load_results
+from trainbench.records.results import load_results
 
 pytestmark = pytest.mark.gate_e2e
 
@@ -46,7 +46,7 @@ def _pinned(cpus: list[int]) -> list[str]:
 
 def _pytest() -> list[str]:
     installed = any(e.name == "trainbench" for e in importlib.metadata.entry_points(group="pytest11"))
-    return [sys.executable, "-m", "pytest"] + ([] if installed else ["-p", "plugin.pytest_plugin"])
+    return [sys.executable, "-m", "pytest"] + ([] if installed else ["-p", "trainbench.pytest_plugin.hooks"])
 
 
 def _env() -> dict[str, str]:
@@ -108,7 +108,7 @@ def _bench(tmp: Path, name: str, cpus: list[int], pair: list[int]) -> Path:
 
 
 def _gate(base: Path, current: Path) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "plugin.cli", "gate", "--baseline", str(base), "--current", str(current),
+    cmd = [sys.executable, "-m", "trainbench.cli", "gate", "--baseline", str(base), "--current", str(current),
            "--max-regression", f"throughput={THRESHOLD},step_time={THRESHOLD},peak_mem=off"]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=_env())
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from plugin.results import load_results
+from trainbench.records.results import load_results
 
 BENCH = """
 def test_training(trainbench):

@@ -7,10 +7,10 @@ import pytest
 
 from hypothesis import assume, given, settings, strategies as st
 
-from plugin.gate.compare import IMPROVEMENT, NOISE, REGRESSION, UNCHANGED, compare_metric
-from plugin.gate.metrics import GATED_METRICS
-from plugin.gate.stats import shift_test
-from plugin.gate.thresholds import Threshold
+from trainbench.gate.compare import IMPROVEMENT, NOISE, REGRESSION, UNCHANGED, compare_metric
+from trainbench.gate.metrics import GATED_METRICS
+from trainbench.gate.stats import shift_test
+from trainbench.gate.thresholds import Threshold
 
 # Step times of a run: positive, a few percent of spread around a median, like a quiet runner.
 medians = st.floats(min_value=1e-4, max_value=10.0)
@@ -159,8 +159,8 @@ def test_stall_ratio_judged_on_per_step_stall_fractions(level, jb, jc, shift):
 
 
 def test_stall_samples_come_from_the_records_input_wait():
-    from plugin.gate.compare import _per_step
-    from plugin.record import Record
+    from trainbench.gate.compare import _per_step
+    from trainbench.records.record import Record
 
     rec = Record(test="t", kind="training", step_times_s=[0.1, 0.2, 0.4], config={"input_wait_s": [0.01, 0.1, 0.0]})
     assert _per_step(rec, "stall_fraction") == pytest.approx([0.1, 0.5, 0.0])

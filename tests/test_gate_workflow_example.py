@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from plugin.catalog import gpu_names
-from plugin.cli import build_parser
-from plugin.gate.thresholds import parse_thresholds
+from trainbench.catalog import gpu_names
+from trainbench.cli import build_parser
+from trainbench.gate.thresholds import parse_thresholds
 
 WORKFLOW = Path(__file__).resolve().parents[1] / "examples" / "github-actions-gpu.yml"
 

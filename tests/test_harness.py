@@ -6,12 +6,12 @@ import math
 import pytest
 import torch
 
-from plugin.harness.measure import measure
-from plugin.harness.precision import PRECISIONS, UnsupportedPrecision, get_precision
-from plugin.harness.run import RunConfig, build_trainer, run
-from plugin.harness.timing import DeviceClock
-from plugin.errors import InputError
-from plugin.workloads import get_workload
+from trainbench.harness.measure import measure
+from trainbench.harness.precision import PRECISIONS, UnsupportedPrecision, get_precision
+from trainbench.harness.run import RunConfig, build_trainer, run
+from trainbench.harness.timing import DeviceClock
+from trainbench.errors import InputError
+from trainbench.workloads import get_workload
 
 
 def test_cpu_clock_measures_perf_counter_seconds():

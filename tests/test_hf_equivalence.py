@@ -12,8 +12,8 @@ import json
 import pytest
 import torch
 
-from reference_models import bert, gpt
-from reference_models.hf_weights import config_from_hf, load_hf_weights
+from trainbench.models import bert, gpt
+from trainbench.models.hf_weights import config_from_hf, load_hf_weights
 
 transformers = pytest.importorskip("transformers")
 

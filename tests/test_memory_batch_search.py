@@ -6,8 +6,8 @@ import pytest
 import torch
 from hypothesis import example, given, settings, strategies as st
 
-from plugin.cost.batch_search import largest_batch_search, search_records
-from plugin.results import load_results, write_results
+from trainbench.cost.batch_search import largest_batch_search, search_records
+from trainbench.records.results import load_results, write_results
 
 
 def fake(capacity: int, calls: list | None = None):
@@ -57,7 +57,7 @@ def test_trials_become_records_in_a_results_file(tmp_path):
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda_search_on_the_tiny_preset_runs():
-    from plugin.cost.batch_search import cuda_trial
+    from trainbench.cost.batch_search import cuda_trial
 
     s = largest_batch_search(cuda_trial("gpt-small", "tiny", "fp32"), start=64, limit=256)
     assert s.largest == 256 and s.hit_limit

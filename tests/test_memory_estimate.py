@@ -15,8 +15,8 @@ import torch
 from torch.utils.data import default_collate
 
 from cost_toy_workloads import TOY_WORKLOADS
-from plugin.cost.memory import estimate_memory, saved_activation_bytes, state_bytes
-from plugin.workloads import get_workload
+from trainbench.cost.memory import estimate_memory, saved_activation_bytes, state_bytes
+from trainbench.workloads import get_workload
 
 BUILTINS = ("resnet50", "bert-base", "gpt-small")
 

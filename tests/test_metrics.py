@@ -5,7 +5,7 @@ import math
 import pytest
 from hypothesis import given, strategies as st
 
-from plugin.metrics import mfu, stall_ratio, step_time_stats
+from trainbench.metrics import mfu, stall_ratio, step_time_stats
 
 durations = st.lists(st.floats(1e-4, 10.0), min_size=1, max_size=50)
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from reference_models import bert, gpt, resnet
+from trainbench.models import bert, gpt, resnet
 
 FAMILIES = {"resnet": resnet, "bert": bert, "gpt": gpt}
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from plugin.results import SCHEMA, load_results
+from trainbench.records.results import SCHEMA, load_results
 
 BENCH = """
 def test_training(trainbench, tb_workload, tb_precision):
@@ -71,10 +71,10 @@ def test_too_fast(trainbench):
     "args, expected",
     [
         (["--gpu=t4"], "*--gpu=t4 was requested but the detected device is no CUDA GPU (CPU only)*"),
-        (["--gpu=nonsense"], "*unknown GPU --gpu=nonsense; known: auto, cpu, t4, l4*h100*h200*"),
+        (["--gpu=nonsense"], "*argument --gpu: unknown GPU 'nonsense'; known: auto, cpu, t4, l4*h100*h200*"),
         (["--precision=fp8"], "*--precision: unknown value(s) fp8; supported: fp32, tf32, bf16, fp16*"),
         (["--workload=resnet51"], "*unknown workload --workload=resnet51; known: bert-base, gpt-small, resnet50*"),
-        (["--steps=0"], "*--steps must be >= 1, got 0*"),
+        (["--steps=0"], "*argument --steps: must be >= 1, got 0*"),
     ],
 )
 def test_bad_input_is_a_usage_error_without_traceback(pytester, args, expected):
@@ -92,7 +92,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 from torch.utils.data import TensorDataset
-from plugin.workloads import Workload
+from trainbench.workloads import Workload
 
 class Pairs(torch.utils.data.Dataset):
     def __init__(self, n, seed):
@@ -143,7 +143,7 @@ def test_no_benchmarks_no_files(pytester):
 def test_weights_start_fine_tuning_from_a_local_hf_checkpoint(pytester):
     """--weights PATH: a local Hugging Face-format checkpoint, mapped onto our BERT; no download."""
     transformers = pytest.importorskip("transformers")
-    from reference_models import bert
+    from trainbench.models import bert
 
     tiny = bert.PRESETS["tiny"]
     hf = transformers.BertForSequenceClassification(transformers.BertConfig(

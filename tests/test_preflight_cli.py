@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from plugin.cli import main
-from plugin.preflight import PIPELINE_ITEMS
-from plugin.results import load_results
+from trainbench.cli import main
+from trainbench.preflight import PIPELINE_ITEMS
+from trainbench.records.results import load_results
 
 pytestmark = pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
 
@@ -19,7 +19,7 @@ GPU_ITEMS = ("cuda_driver", "gpu", "nccl", "bf16")
 
 
 def trainbench(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "plugin.cli", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "trainbench.cli", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=600)
 
 

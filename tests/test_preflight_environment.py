@@ -5,15 +5,15 @@ import dataclasses
 
 from hypothesis import given, strategies as st
 
-from plugin.catalog import get_gpu
-from plugin.preflight import FAIL, NA, PASS, WARN, Facts, GpuFacts, MemoryFit, check_memory, estimate_fit
-from plugin.preflight import driver
-from plugin.preflight.environment import (
+from trainbench.catalog import get_gpu
+from trainbench.preflight import FAIL, NA, PASS, WARN, Facts, GpuFacts, MemoryFit, check_memory, estimate_fit
+from trainbench.preflight import driver
+from trainbench.preflight.environment import (
     EnvSettings, check_bf16, check_cuda_driver, check_disk, check_gpu, check_nccl, check_read, check_shm,
     check_torch, environment_checks,
 )
-from plugin.preflight.probe import ReadProbe
-from plugin.workloads import get_workload
+from trainbench.preflight.probe import ReadProbe
+from trainbench.workloads import get_workload
 
 GB = 10**9
 A100 = GpuFacts("NVIDIA A100-SXM4-80GB", 80 * GB, (8, 0), True)

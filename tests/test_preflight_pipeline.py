@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from plugin.preflight import FAIL, NA, PASS, PIPELINE_ITEMS, PipelineConfig, pipeline_checks
-from plugin.errors import InputError
-from plugin.workloads import register_workload, workloads
+from trainbench.preflight import FAIL, NA, PASS, PIPELINE_ITEMS, PipelineConfig, pipeline_checks
+from trainbench.errors import InputError
+from trainbench.workloads import register_workload, workloads
 
 import test_preflight_workloads as user
 
@@ -111,7 +111,7 @@ def test_precision_the_device_cannot_run_fails_forward_and_skips_the_rest():
 def test_a_model_that_cannot_be_built_still_yields_the_whole_checklist(tmp_path):
     import dataclasses
 
-    from plugin.preflight import Facts, PreflightConfig, run_preflight
+    from trainbench.preflight import Facts, PreflightConfig, run_preflight
 
     def broken_model(size):
         raise ValueError("no such layer size")

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import Dataset
 
-from plugin.workloads import Workload
+from trainbench.workloads import Workload
 
 FEATURES, CLASSES = 8, 10
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from plugin.catalog import get_gpu, gpu_names
-from plugin.catalog.prices import (
+from trainbench.catalog import get_gpu, gpu_names
+from trainbench.catalog.prices import (
     PRICES_ENV,
     PRICES_MODE_ENV,
     REQUIRED_PRICE_COLUMNS,
@@ -15,7 +15,7 @@ from plugin.catalog.prices import (
     packaged_prices,
     read_price_file,
 )
-from plugin.errors import InputError
+from trainbench.errors import InputError
 
 HEADER = ",".join(REQUIRED_PRICE_COLUMNS)
 GOOD = "acme,eu-1,big.1,a100-80g,1,2.50,1.00,my contract 2026"

@@ -10,8 +10,8 @@ from hypothesis import given, settings, strategies as st
 from torch.utils.data import Dataset
 from torchdata.stateful_dataloader.sampler import StatefulDistributedSampler
 
-from plugin.data import LoaderConfig, make_loader
-from plugin.harness.epochs import Epochs
+from trainbench.data import LoaderConfig, make_loader
+from trainbench.harness.epochs import Epochs
 
 
 class _Indices(Dataset):

@@ -1,4 +1,4 @@
-"""Kill drills on real processes: `python -m plugin.cli train` stopped by real SIGTERM / SIGKILL
+"""Kill drills on real processes: `python -m trainbench.cli train` stopped by real SIGTERM / SIGKILL
 and resumed in a fresh process with --resume auto must end bitwise equal to the uninterrupted
 run (CPU, deterministic mode, one thread), having consumed exactly the same samples."""
 
@@ -12,11 +12,11 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from plugin.checkpoint import compare_logs, compare_states, read_checkpoint, read_loss_log
-from plugin.checkpoint.drill import Drill, train
-from plugin.checkpoint.preempt import EXIT_PREEMPTED
-from plugin.checkpoint.store import PAUSE_ENV
-from plugin.workloads import get_workload
+from trainbench.checkpoint import compare_logs, compare_states, read_checkpoint, read_loss_log
+from trainbench.checkpoint.drill import Drill, train
+from trainbench.checkpoint.preempt import EXIT_PREEMPTED
+from trainbench.checkpoint.store import PAUSE_ENV
+from trainbench.workloads import get_workload
 
 STEPS = 8
 

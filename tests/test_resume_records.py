@@ -5,10 +5,10 @@ from pathlib import Path
 
 import torch.distributed.checkpoint  # noqa: F401  (see below)
 
-import plugin.checkpoint.async_timing  # noqa: F401
-import plugin.checkpoint.drill  # noqa: F401
-from plugin.results import load_results
-from plugin.workloads import workload_names
+import trainbench.checkpoint.async_timing  # noqa: F401
+import trainbench.checkpoint.drill  # noqa: F401
+from trainbench.records.results import load_results
+from trainbench.workloads import workload_names
 
 # pytester drops the modules first imported inside its in-process session; load what the bench
 # file uses now, so later tests keep one copy of each (reference model classes, torch's DCP ops)

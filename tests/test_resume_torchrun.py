@@ -11,9 +11,9 @@ import time
 import pytest
 import torch
 
-from plugin.checkpoint import compare_logs, compare_states, read_loss_log
-from plugin.checkpoint.drill import _ROOT, _env
-from plugin.checkpoint.resumable import HOLD_ENV
+from trainbench.checkpoint import compare_logs, compare_states, read_loss_log
+from trainbench.checkpoint.drill import _env
+from trainbench.checkpoint.resumable import HOLD_ENV
 
 ARGS = ["--workload", "gpt-small", "--steps", "5", "--batch-size", "4", "--dataset-samples", "17",
         "--deterministic", "--threads", "1", "--device", "cpu"]
@@ -21,9 +21,9 @@ ARGS = ["--workload", "gpt-small", "--steps", "5", "--batch-size", "4", "--datas
 
 def _torchrun(args, err_path, env=None):
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-           "-m", "plugin.cli", "train", *map(str, args)]
+           "-m", "trainbench.cli", "train", *map(str, args)]
     with open(err_path, "wb") as err:
-        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=_env(env), cwd=_ROOT)
+        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=_env(env))
 
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch built without distributed")

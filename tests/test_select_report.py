@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from plugin.catalog.prices import packaged_prices
-from plugin.cli import main
-from plugin.record import Record
-from plugin.results import load_results, write_results
-from plugin.select import SelectConfig, build_groups
+from trainbench.catalog.prices import packaged_prices
+from trainbench.cli import main
+from trainbench.records.record import Record
+from trainbench.records.results import load_results, write_results
+from trainbench.select import SelectConfig, build_groups
 
 W = "gpt-small"
 
@@ -175,7 +175,7 @@ def test_a_model_the_memory_trace_cannot_run_gets_fit_na_not_a_crash(tmp_path):
     import dataclasses
 
     from cost_toy_workloads import TOY_GPT, gpt_loss
-    from plugin.workloads import register_workload, workloads
+    from trainbench.workloads import register_workload, workloads
 
     def data_dependent_loss(model, batch):
         loss = gpt_loss(model, batch)

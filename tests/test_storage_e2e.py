@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from plugin.results import load_results
+from trainbench.records.results import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
 

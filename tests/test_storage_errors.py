@@ -9,13 +9,13 @@ import fsspec
 import pytest
 import torch
 
-from plugin.data.backends import LocalOpener, parse_storage, parse_storage_list
-from plugin.data.dataset import CorruptShard, ShardDataset, SkipCounter, collate_skipping
-from plugin.data.loader import LoaderConfig, make_loader
-from plugin.data.s3 import S3Target, check_reachable
-from plugin.data.sampler import ShardShuffle
-from plugin.data.shards import prepare_shards
-from plugin.errors import InputError
+from trainbench.data.backends import LocalOpener, parse_storage, parse_storage_list
+from trainbench.data.dataset import CorruptShard, ShardDataset, SkipCounter, collate_skipping
+from trainbench.data.loader import LoaderConfig, make_loader
+from trainbench.data.s3 import S3Target, check_reachable
+from trainbench.data.sampler import ShardShuffle
+from trainbench.data.shards import prepare_shards
+from trainbench.errors import InputError
 
 
 def test_unknown_backend_lists_the_known_ones():

@@ -16,10 +16,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from plugin.data import StorageSettings, storage_context
-from plugin.data import context as storage
-from plugin.harness.run import RunConfig, run
-from plugin.workloads import Workload, register_workload, workloads
+from trainbench.data import StorageSettings, storage_context
+from trainbench.data import context as storage
+from trainbench.harness.run import RunConfig, run
+from trainbench.workloads import Workload, register_workload, workloads
 
 STEP_S = 0.1  # compute time per step (sleep): large against a busy machine's overheads
 BATCH = 8

@@ -9,8 +9,8 @@ import time
 import pytest
 from hypothesis import given, strategies as st
 
-from plugin.data.backends import ThrottleOpener, parse_storage
-from plugin.data.throttle import DiskLimits, SharedBudget
+from trainbench.data.backends import ThrottleOpener, parse_storage
+from trainbench.data.throttle import DiskLimits, SharedBudget
 
 MB = 10**6
 

@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from plugin.telemetry import NvmlTelemetry, ProcessTelemetry
+from trainbench.telemetry import NvmlTelemetry, ProcessTelemetry
 
 
 def _fake_nvml(energy_mj_per_call=1000, fail_init=False):
@@ -62,7 +62,7 @@ def _touch(mib):
 
 @pytest.mark.parametrize("kernel_peak", [True, False], ids=["kernel-hwm", "sampled"])
 def test_process_peak_covers_the_window_only(monkeypatch, kernel_peak):
-    from plugin.telemetry import process
+    from trainbench.telemetry import process
 
     if not kernel_peak:
         monkeypatch.setattr(process, "_reset_hwm", lambda pid: False)  # as on a non-Linux system

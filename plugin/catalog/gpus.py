@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from plugin.errors import InputError
+from ..errors import InputError
 
 __all__ = ["GpuSpec", "gpu_catalog", "gpu_names", "get_gpu", "detect_gpu", "CATALOG_DATE"]
 
@@ -53,7 +53,7 @@ def _num(cell: str) -> float | None:
 
 @lru_cache(maxsize=None)
 def gpu_catalog() -> dict[str, GpuSpec]:
-    text = resources.files("plugin.catalog").joinpath("gpus.csv").read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("gpus.csv").read_text(encoding="utf-8")
     rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
     out = {}
     for row in rows:

@@ -23,8 +23,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from plugin.catalog.gpus import gpu_names
-from plugin.errors import InputError
+from .gpus import gpu_names
+from ..errors import InputError
 
 __all__ = [
     "PriceRow",
@@ -211,7 +211,7 @@ def read_price_file(path: str | os.PathLike) -> list[PriceRow]:
 
 @lru_cache(maxsize=None)
 def _packaged() -> tuple[PriceRow, ...]:
-    text = resources.files("plugin.catalog").joinpath("prices.csv").read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("prices.csv").read_text(encoding="utf-8")
     return tuple(_parse_text(text, "prices.csv (packaged)"))
 
 

@@ -2,10 +2,10 @@
 the latest valid checkpoint on resume, signal and metadata-notice handling, and comparing a
 resumed run with an uninterrupted one."""
 
-from plugin.checkpoint.compare import TOLERANCES, compare_logs, compare_states, final_state, read_loss_log, within_tolerance
-from plugin.checkpoint.preempt import EXIT_PREEMPTED, MetadataWatcher, Preemption
-from plugin.checkpoint.state import capture, fingerprint, restore
-from plugin.checkpoint.store import (
+from .compare import TOLERANCES, compare_logs, compare_states, final_state, read_loss_log, within_tolerance
+from .preempt import EXIT_PREEMPTED, MetadataWatcher, Preemption
+from .state import capture, fingerprint, restore
+from .store import (
     CheckpointCorrupt,
     CheckpointRefused,
     CheckpointStore,

@@ -17,16 +17,12 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from plugin.checkpoint.resumable import HOLD_ENV
+from .resumable import HOLD_ENV
 
 __all__ = ["Drill", "train"]
 
-_ROOT = Path(__file__).resolve().parents[2]  # the checkout that holds plugin/
-
-
 def _env(extra: dict[str, str] | None) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH")) if p)
     env.pop(HOLD_ENV, None)
     env.update(extra or {})
     return env
@@ -48,8 +44,8 @@ class Drill:
         n = len(list(workdir.glob(f"{name}*.stderr")))
         stderr_path = workdir / f"{name}{n}.stderr"
         with stderr_path.open("wb") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "plugin.cli", "train", *map(str, args)],
-                                    stdout=subprocess.DEVNULL, stderr=err, env=_env(extra), cwd=_ROOT)
+            proc = subprocess.Popen([sys.executable, "-m", "trainbench.cli", "train", *map(str, args)],
+                                    stdout=subprocess.DEVNULL, stderr=err, env=_env(extra))
         return cls(proc, stderr_path)
 
     @property

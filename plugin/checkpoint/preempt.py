@@ -16,7 +16,6 @@ schedulers' warning signal), and optionally a thread that polls the cloud metada
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import signal
 import threading
@@ -25,9 +24,9 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from plugin.registry import Registry
+from ..registry import Registry
 
-__all__ = ["EXIT_PREEMPTED", "Preemption", "MetadataWatcher", "METADATA", "parse_signal"]
+__all__ = ["EXIT_PREEMPTED", "Preemption", "MetadataWatcher", "METADATA"]
 
 EXIT_PREEMPTED = 75
 
@@ -62,16 +61,6 @@ class Preemption:
         finally:
             for sig, handler in old.items():
                 signal.signal(sig, handler)
-
-
-def parse_signal(value: str) -> signal.Signals:
-    """argparse type for --preempt-signal: SIGUSR1, USR1 or a number."""
-    v = value.strip().upper()
-    try:
-        return signal.Signals(int(v)) if v.isdigit() else signal.Signals[v if v.startswith("SIG") else "SIG" + v]
-    except (KeyError, ValueError):
-        known = ", ".join(s.name for s in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGINT, signal.SIGHUP))
-        raise argparse.ArgumentTypeError(f"--preempt-signal: unknown signal {value!r}; e.g. {known}") from None
 
 
 @dataclass(frozen=True)

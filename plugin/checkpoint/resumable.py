@@ -25,15 +25,15 @@ import torch
 from torch.utils.data import Dataset
 from torchdata.stateful_dataloader.sampler import StatefulDistributedSampler
 
-from plugin.atomic import atomic_write, atomic_write_text
-from plugin.checkpoint.compare import final_state
-from plugin.checkpoint.preempt import EXIT_PREEMPTED, MetadataWatcher, Preemption
-from plugin.checkpoint.state import capture, check_fingerprint, rank_state, restore
-from plugin.checkpoint.store import CheckpointStore, LoadedCheckpoint, SavedCheckpoint
-from plugin.data import LoaderConfig, make_loader
-from plugin.errors import InputError
-from plugin.harness.run import RunConfig, build_trainer, resolve_device
-from plugin.workloads import get_workload
+from ..records.atomic import atomic_write, atomic_write_text
+from .compare import final_state
+from .preempt import EXIT_PREEMPTED, MetadataWatcher, Preemption
+from .state import capture, check_fingerprint, rank_state, restore
+from .store import CheckpointStore, LoadedCheckpoint, SavedCheckpoint
+from ..data import LoaderConfig, make_loader
+from ..errors import InputError
+from ..harness.run import RunConfig, build_trainer, resolve_device
+from ..workloads import get_workload
 
 __all__ = ["TrainJobConfig", "JobResult", "run_job", "INDEX_KEY", "HOLD_ENV"]
 
@@ -321,7 +321,7 @@ def _open_log(path: str, start_step: int):
     p = Path(path)
     keep = []
     if start_step > 0 and p.exists():
-        from plugin.checkpoint.compare import read_loss_log
+        from .compare import read_loss_log
 
         keep = [e for e in read_loss_log(p) if e["step"] <= start_step]
     atomic_write_text(p, "".join(json.dumps(e) + "\n" for e in keep))

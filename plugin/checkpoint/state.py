@@ -19,8 +19,8 @@ from typing import Any
 
 import torch
 
-from plugin.checkpoint.rng import rng_state, set_rng_state
-from plugin.errors import InputError
+from .rng import rng_state, set_rng_state
+from ..errors import InputError
 
 __all__ = ["fingerprint", "rank_state", "capture", "restore", "check_fingerprint"]
 

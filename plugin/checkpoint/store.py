@@ -34,9 +34,9 @@ from typing import IO, Any, Callable
 
 import torch
 
-from plugin.atomic import atomic_write, atomic_write_text
-from plugin.checkpoint.checksum import payload_checksum
-from plugin.errors import TrainbenchError
+from ..records.atomic import atomic_write, atomic_write_text
+from .checksum import payload_checksum
+from ..errors import TrainbenchError
 
 __all__ = [
     "FORMAT",

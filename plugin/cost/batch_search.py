@@ -16,7 +16,7 @@ from typing import Callable
 
 import torch
 
-from plugin.record import Record
+from ..records.record import Record
 
 __all__ = ["BatchTrial", "BatchSearch", "largest_batch_search", "cuda_trial", "search_records"]
 
@@ -84,7 +84,7 @@ def largest_batch_search(
 
 def cuda_trial(workload: str, size: str, precision: str) -> Callable[[int], None]:
     """A trial that builds the workload at `batch` on cuda:0 and runs two optimizer steps."""
-    from plugin.harness.run import RunConfig, build_trainer
+    from ..harness.run import RunConfig, build_trainer
 
     def trial(batch: int) -> None:
         trainer = build_trainer(RunConfig(workload, size, precision, batch_size=batch, steps=2, warmup=0,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from plugin.catalog.gpus import GpuSpec
-from plugin.cost.memory import MemoryEstimate
+from ..catalog.gpus import GpuSpec
+from .memory import MemoryEstimate
 
 __all__ = ["HEADROOM", "CUDA_CONTEXT_BYTES", "Fit", "usable_bytes", "check_fit"]
 

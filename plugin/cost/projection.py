@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plugin.catalog.gpus import GpuSpec
-from plugin.cost.memory import MemoryEstimate
+from ..catalog.gpus import GpuSpec
+from .memory import MemoryEstimate
 
 __all__ = ["ASSUMED_EFFICIENCY", "Projection", "bytes_per_sample", "roofline_time", "project"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from plugin.catalog.prices import PriceRow, cheapest_price, load_prices
-from plugin.cost.epoch import cost_per_epoch
-from plugin.record import Record
+from ..catalog.prices import PriceRow, cheapest_price, load_prices
+from .epoch import cost_per_epoch
+from ..records.record import Record
 
 __all__ = ["cost_for_record", "fill_costs"]
 
@@ -45,8 +45,8 @@ def cost_for_record(
 def fill_costs(records: Iterable[Record], prices: Sequence[PriceRow] | None = None) -> None:
     """Set `metrics["cost_per_epoch_usd"]` (None when n/a) and `config["cost_basis"]` on every
     passed training/ddp record with a throughput (the pytest plugin calls this at session end)."""
-    from plugin.errors import InputError
-    from plugin.workloads import get_workload
+    from ..errors import InputError
+    from ..workloads import get_workload
 
     rows = load_prices() if prices is None else prices
     for rec in records:

@@ -1,10 +1,10 @@
 """Data: synthetic data sets as shards on storage backends, and the resumable loader."""
 
-from plugin.data.backends import StorageSpec, parse_storage, parse_storage_list, storage_names
-from plugin.data.context import StorageSettings
-from plugin.data.context import current as storage_context
-from plugin.data.loader import LoaderConfig, make_loader
-from plugin.data.pipeline import storage_loader
+from .backends import StorageSpec, parse_storage, parse_storage_list, storage_names
+from .context import StorageSettings
+from .context import current as storage_context
+from .loader import LoaderConfig, make_loader
+from .pipeline import storage_loader
 
 __all__ = [
     "LoaderConfig",

@@ -22,12 +22,12 @@ from typing import Any, Callable
 
 import fsspec
 
-from plugin.data.cache import CacheOpener
-from plugin.data.disks import disk_profiles, get_disk
-from plugin.data.s3 import S3Target, s3_filesystem
-from plugin.data.throttle import DiskLimits, SharedBudget, ThrottledFileSystem
-from plugin.errors import InputError
-from plugin.registry import Registry
+from .cache import CacheOpener
+from .disks import disk_profiles, get_disk
+from .s3 import S3Target, s3_filesystem
+from .throttle import DiskLimits, SharedBudget, ThrottledFileSystem
+from ..errors import InputError
+from ..registry import Registry
 
 __all__ = ["StorageSpec", "parse_storage", "parse_storage_list", "storage_names", "Opener",
            "MemoryOpener", "LocalOpener", "ThrottleOpener", "S3Opener", "CacheOpener", "BASE_KINDS"]

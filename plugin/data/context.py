@@ -16,13 +16,13 @@ from typing import Any, Callable
 
 import fsspec
 
-from plugin.data.backends import LocalOpener, MemoryOpener, S3Opener, StorageSpec, ThrottleOpener, parse_storage
-from plugin.data.cache import CacheOpener
-from plugin.data.dataset import ShardDataset, SkipCounter
-from plugin.data.s3 import MotoServer, S3Target, check_reachable, s3_filesystem
-from plugin.data.shards import Manifest, dataset_key, prepare_shards, read_manifest
-from plugin.data.throttle import SharedBudget
-from plugin.errors import InputError
+from .backends import LocalOpener, MemoryOpener, S3Opener, StorageSpec, ThrottleOpener, parse_storage
+from .cache import CacheOpener
+from .dataset import ShardDataset, SkipCounter
+from .s3 import MotoServer, S3Target, check_reachable, s3_filesystem
+from .shards import Manifest, dataset_key, prepare_shards, read_manifest
+from .throttle import SharedBudget
+from ..errors import InputError
 
 __all__ = ["StorageSettings", "StorageContext", "current", "configure", "close"]
 

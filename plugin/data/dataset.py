@@ -20,10 +20,10 @@ import torch
 from torch.utils.data import Dataset
 from torch.utils.data._utils.collate import default_collate
 
-from plugin.data.augment import decode_augment, sample_rng
-from plugin.data.codec import decode_array, decode_cls
-from plugin.data.shards import Manifest
-from plugin.errors import TrainbenchError
+from .augment import decode_augment, sample_rng
+from .codec import decode_array, decode_cls
+from .shards import Manifest
+from ..errors import TrainbenchError
 
 __all__ = ["ShardDataset", "CorruptShard", "SkipCounter", "collate_skipping"]
 

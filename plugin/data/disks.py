@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plugin.data.throttle import DiskLimits
-from plugin.registry import Registry
+from .throttle import DiskLimits
+from ..registry import Registry
 
 __all__ = ["DiskProfile", "disk_profiles", "get_disk"]
 

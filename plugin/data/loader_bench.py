@@ -52,7 +52,7 @@ def time_epoch(loader: Iterable, bytes_per_sample: float, warmup: int = 2) -> Ep
 def preloaded_batches(loader: Iterable, count: int, device: Any) -> list[dict]:
     """The first `count` batches of `loader`, already in device memory: the input pipeline's
     cost removed, for DS-Analyzer's differential stall estimate (Mohan et al., VLDB 2021)."""
-    from plugin.harness.trainer import to_device
+    from ..harness.trainer import to_device
 
     out = []
     for batch in loader:

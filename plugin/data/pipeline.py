@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugin.data.backends import parse_storage
-from plugin.data.context import current
-from plugin.data.dataset import collate_skipping
-from plugin.data.loader import LoaderConfig, make_loader
-from plugin.data.sampler import ShardShuffle
+from .backends import parse_storage
+from .context import current
+from .dataset import collate_skipping
+from .loader import LoaderConfig, make_loader
+from .sampler import ShardShuffle
 
 __all__ = ["storage_loader"]
 
@@ -23,7 +23,7 @@ def storage_loader(storage: str, workload: str, size: str, count: int, seed: int
     """
     spec = parse_storage(storage)
     if spec.kind == "synthetic":
-        from plugin.workloads import get_workload
+        from ..workloads import get_workload
 
         return make_loader(get_workload(workload).dataset(size, count, seed), cfg)
     data = current().open(spec, workload, size, seed, count, cold_cache=cold_cache)

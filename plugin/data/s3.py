@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from plugin.errors import InputError
+from ..errors import InputError
 
 __all__ = ["S3Target", "MotoServer", "s3_filesystem", "check_reachable"]
 

@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from plugin.data.codec import FieldSpec, encode_field, field_specs
+from .codec import FieldSpec, encode_field, field_specs
 
 __all__ = ["Manifest", "prepare_shards", "read_manifest", "dataset_key", "FORMAT"]
 
@@ -70,7 +70,7 @@ def _key(index: int) -> str:
 def _build_shard(workload: str, size: str, seed: int, count: int, first: int,
                  last: int) -> tuple[bytes, list[list[int]]]:
     """Tar bytes of samples [first, last) and each sample's [start, end) byte range."""
-    from plugin.workloads import get_workload
+    from ..workloads import get_workload
 
     ds = get_workload(workload).dataset(size, count, seed)
     specs = field_specs(ds[0])
@@ -97,7 +97,7 @@ def _estimate_sample_bytes(workload: str, size: str, seed: int, count: int) -> i
 def prepare_shards(fs: Any, root: str, workload: str, size: str, seed: int, count: int,
                    processes: int | None = None, shard_bytes: int = SHARD_BYTES) -> Manifest:
     """Write the shards and the manifest under `root` on fsspec filesystem `fs`."""
-    from plugin.workloads import get_workload
+    from ..workloads import get_workload
 
     if count < 1:
         raise ValueError("count must be >= 1")

@@ -2,10 +2,10 @@
 NCCL topology presets. Worker modules (`collectives`, `ddp`) run on every rank; `launch` starts
 them as a torchrun subprocess; `fold` turns rank 0's result into records."""
 
-from plugin.distributed.bandwidth import OPS, algbw_gbps, busbw_factor, busbw_gbps
-from plugin.distributed.launch import Launch, LaunchResult, RankFailure, launch
-from plugin.distributed.scaling import comm_exposed_ratio, scaling_efficiency
-from plugin.distributed.topology import Topology, detect_topology, parse_topology, topology_names
+from .bandwidth import OPS, algbw_gbps, busbw_factor, busbw_gbps
+from .launch import Launch, LaunchResult, RankFailure, launch
+from .scaling import comm_exposed_ratio, scaling_efficiency
+from .topology import Topology, detect_topology, parse_topology, topology_names
 
 __all__ = [
     "OPS",

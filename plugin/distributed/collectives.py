@@ -1,8 +1,8 @@
 """Collective bandwidth benchmark, one process per rank under torchrun:
 
-    torchrun --standalone --nproc-per-node 8 -m plugin.distributed.collectives --out /tmp/coll
+    torchrun --standalone --nproc-per-node 8 -m trainbench.cli.rank collectives --out /tmp/coll
     python -m torch.distributed.run --standalone --nproc-per-node 2 \\
-        -m plugin.distributed.collectives --out /tmp/coll --max-bytes 4194304   # CPU, gloo
+        -m trainbench.cli.rank collectives --out /tmp/coll --max-bytes 4194304   # CPU, gloo
 
 For each op and size: one untimed call on patterned data whose result is checked (the reduced
 values are what they must be), `warmup` untimed calls, then `trials` timed trials of `iters`
@@ -19,25 +19,22 @@ convention). With `--results PATH` rank 0 also writes a trainbench results file 
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
-import sys
 from typing import Any, Callable
 
 import numpy as np
 import torch
 import torch.distributed as dist
-from torch.distributed.elastic.multiprocessing.errors import record
 
-from plugin.distributed.bandwidth import OPS, algbw_gbps, busbw_factor, busbw_gbps, element_count
-from plugin.distributed.topology import detect_topology, effective_nccl_env
-from plugin.distributed.worker import FaultPoint, RankContext, init_ranks
-from plugin.harness.timing import DeviceClock
+from .bandwidth import OPS, algbw_gbps, busbw_factor, busbw_gbps, element_count
+from .topology import detect_topology, effective_nccl_env
+from .worker import FaultPoint, RankContext, init_ranks
+from ..harness.timing import DeviceClock
 
-__all__ = ["main", "size_sweep", "summarize"]
+__all__ = ["DTYPES", "run_ranks", "size_sweep", "summarize"]
 
-_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 # torch >= 2.12 names the tensor-in/tensor-out forms *_single; older ones *_into_tensor / *_tensor
 _all_gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
 _reduce_scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
@@ -151,33 +148,14 @@ def summarize(op: str, size_bytes: int, world_size: int, trial_times_s: list[flo
     }
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m plugin.distributed.collectives", description=__doc__.splitlines()[0])
-    p.add_argument("--out", required=True, help="directory for rank files and result.json")
-    p.add_argument("--ops", default=",".join(OPS), help=f"comma list of {', '.join(OPS)}")
-    p.add_argument("--min-bytes", type=int, default=1024)
-    p.add_argument("--max-bytes", type=int, default=None, help="default 1 GiB with NCCL, 4 MiB with gloo")
-    p.add_argument("--factor", type=int, default=4, help="size multiplier between steps")
-    p.add_argument("--dtype", choices=tuple(_DTYPES), default="float32")
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--trials", type=int, default=10)
-    p.add_argument("--iters", type=int, default=1, help="calls per timed trial")
-    p.add_argument("--backend", choices=("auto", "nccl", "gloo"), default="auto")
-    p.add_argument("--timeout", type=float, default=600.0, help="process-group timeout, seconds")
-    p.add_argument("--topology", default="default", help="label recorded with --results")
-    p.add_argument("--results", default=None, help="rank 0 writes a trainbench results file here")
-    return p
-
-
-@record  # a Python error on a rank lands in torchrun's error file and failure summary
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def run_ranks(args: Any) -> int:
+    """This rank's part of the benchmark; `args` as parsed by `trainbench.cli.rank`."""
     ops = [o.strip() for o in args.ops.split(",") if o.strip()]
     for op in ops:
         busbw_factor(op, 1)  # unknown op -> ValueError naming the known ones
     ctx = init_ranks(args.backend, args.out, args.timeout)
     max_bytes = args.max_bytes or (2**30 if ctx.backend == "nccl" else 4 * 2**20)
-    dtype = _DTYPES[args.dtype]
+    dtype = DTYPES[args.dtype]
     clock, fault = DeviceClock(ctx.device), FaultPoint(ctx.rank)
     mine = []
     for size in size_sweep(args.min_bytes, max_bytes, args.factor):
@@ -204,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         ctx.write_result(result)
         if args.results:
-            from plugin.distributed.fold import write_results_file
+            from .fold import write_results_file
 
             write_results_file(args.results, result, topology=args.topology)
     ctx.close()
@@ -226,6 +204,3 @@ def _combine(per_rank: tuple[dict[str, Any], ...], world_size: int) -> dict[str,
         **summarize(first["op"], first["size_bytes"], world_size, trials),
     }
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """DDP training scaling, one process per rank under torchrun:
 
-    torchrun --standalone --nproc-per-node 8 -m plugin.distributed.ddp --workload resnet50 \\
+    torchrun --standalone --nproc-per-node 8 -m trainbench.cli.rank ddp --workload resnet50 \\
         --size full --world-sizes 1,2,4,8 --out /tmp/ddp
 
 One launch measures every world size k in --world-sizes: ranks 0..k-1 form a process group and
@@ -24,28 +24,25 @@ step s is the 1-rank batch at step s).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
-import sys
 from typing import Any
 
 import numpy as np
 import torch
 import torch.distributed as dist
-from torch.distributed.elastic.multiprocessing.errors import record
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data.distributed import DistributedSampler
 
-from plugin.atomic import atomic_write
-from plugin.data import LoaderConfig, make_loader
-from plugin.distributed.topology import detect_topology, effective_nccl_env
-from plugin.distributed.worker import FaultPoint, RankContext, init_ranks
-from plugin.harness.measure import Measurement, measure
-from plugin.harness.run import RunConfig, build_trainer
-from plugin.workloads import get_workload
+from ..records.atomic import atomic_write
+from ..data import LoaderConfig, make_loader
+from .topology import detect_topology, effective_nccl_env
+from .worker import FaultPoint, RankContext, init_ranks
+from ..harness.measure import Measurement, measure
+from ..harness.run import RunConfig, build_trainer
+from ..workloads import get_workload
 
-__all__ = ["main", "default_world_sizes", "params_file"]
+__all__ = ["run_ranks", "default_world_sizes", "params_file"]
 
 
 def default_world_sizes(world: int) -> list[int]:
@@ -71,7 +68,7 @@ def _workers(ctx: RankContext) -> int:
     return max(1, min(4, cores // local_ranks - 1))
 
 
-def _per_rank_batch(args: argparse.Namespace, k: int, default: int) -> int:
+def _per_rank_batch(args: Any, k: int, default: int) -> int:
     if args.batch_mode == "per-rank":
         return args.batch_size or default
     global_batch = args.batch_size or default
@@ -80,7 +77,7 @@ def _per_rank_batch(args: argparse.Namespace, k: int, default: int) -> int:
     return global_batch // k
 
 
-def _train(args: argparse.Namespace, ctx: RankContext, k: int, group: Any, fault: FaultPoint) -> dict[str, Any]:
+def _train(args: Any, ctx: RankContext, k: int, group: Any, fault: FaultPoint) -> dict[str, Any]:
     workload = get_workload(args.workload)
     b = _per_rank_batch(args, k, workload.default_batch_size(args.size))
     per_step = b * args.grad_accum  # samples per optimizer step on this rank
@@ -127,7 +124,7 @@ def _train(args: argparse.Namespace, ctx: RankContext, k: int, group: Any, fault
     return out
 
 
-def _combine(k: int, runs: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
+def _combine(k: int, runs: list[dict[str, Any]], args: Any) -> dict[str, Any]:
     """One world size over its k ranks: slowest rank per step, global samples, mean loss."""
     steps = [max(s) for s in zip(*(r["step_times_s"] for r in runs))]
     losses = np.mean([r["losses"] for r in runs], axis=0).tolist()  # global-batch loss per step
@@ -149,36 +146,8 @@ def _combine(k: int, runs: list[dict[str, Any]], args: argparse.Namespace) -> di
     return out
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m plugin.distributed.ddp", description=__doc__.splitlines()[0])
-    p.add_argument("--out", required=True, help="directory for rank files, result.json, params")
-    p.add_argument("--workload", required=True)
-    p.add_argument("--size", default="tiny")
-    p.add_argument("--precision", default="fp32")
-    p.add_argument("--batch-size", type=int, default=None,
-                   help="per-rank micro-batch (per-rank mode) or global batch (global mode); "
-                        "default: the workload's batch for the size")
-    p.add_argument("--batch-mode", choices=("per-rank", "global"), default="per-rank")
-    p.add_argument("--world-sizes", default=None, help="comma list, default 1,2,4,...,WORLD_SIZE")
-    p.add_argument("--steps", type=int, default=10)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--grad-accum", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--bucket-mb", type=float, default=25.0, help="DDP gradient bucket size (torch default 25)")
-    p.add_argument("--num-workers", type=int, default=None)
-    p.add_argument("--no-comm-window", dest="comm_window", action="store_false",
-                   help="skip the no_sync window (no exposed-communication ratio)")
-    p.add_argument("--save-params", action="store_true", help="rank 0 saves final parameters per world size")
-    p.add_argument("--backend", choices=("auto", "nccl", "gloo"), default="auto")
-    p.add_argument("--timeout", type=float, default=1800.0, help="process-group timeout, seconds")
-    p.add_argument("--topology", default="default", help="label recorded with --results")
-    p.add_argument("--results", default=None, help="rank 0 writes a trainbench results file here")
-    return p
-
-
-@record  # a Python error on a rank lands in torchrun's error file and failure summary
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def run_ranks(args: Any) -> int:
+    """This rank's part of the benchmark; `args` as parsed by `trainbench.cli.rank`."""
     get_workload(args.workload)  # unknown name -> error listing the known ones, before any rank joins
     ctx = init_ranks(args.backend, args.out, args.timeout)
     sizes = default_world_sizes(ctx.world_size) if not args.world_sizes else \
@@ -219,12 +188,9 @@ def main(argv: list[str] | None = None) -> int:
         }
         ctx.write_result(result)
         if args.results:
-            from plugin.distributed.fold import write_results_file
+            from .fold import write_results_file
 
             write_results_file(args.results, result, topology=args.topology)
     ctx.close()
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from plugin.distributed.scaling import comm_exposed_ratio, scaling_efficiency
-from plugin.metrics import step_time_stats
-from plugin.record import Record
+from .scaling import comm_exposed_ratio, scaling_efficiency
+from ..metrics import step_time_stats
+from ..records.record import Record
 
 __all__ = ["dist_config", "collective_records", "ddp_records", "write_results_file"]
 
@@ -122,12 +122,12 @@ def ddp_records(result: dict[str, Any], topology: str) -> list[dict[str, Any]]:
 
 def write_results_file(path: str | Path, result: dict[str, Any], topology: str) -> Path:
     """A trainbench results file from one result (multi-node: rank 0 writes it)."""
-    from plugin.environment import capture_environment
-    from plugin.results import write_results
-    from plugin.session import resolve_profile
+    from ..records.environment import capture_environment
+    from ..records.results import write_results
+    from ..catalog.profile import resolve_profile
 
     fold = collective_records if result["benchmark"] == "collectives" else ddp_records
-    test = f"torchrun -m plugin.distributed.{'collectives' if result['benchmark'] == 'collectives' else 'ddp'}"
+    test = f"torchrun -m trainbench.cli.rank {'collectives' if result['benchmark'] == 'collectives' else 'ddp'}"
     profile = resolve_profile("auto")[0]  # the detected device: no --gpu outside pytest
     env = capture_environment(profile)
     records = [Record(test=test, gpu=profile, **fields) for fields in fold(result, topology)]

@@ -28,14 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from plugin.distributed.failure import explain
-from plugin.distributed.worker import RESULT_FILE, rank_file
+from .failure import explain
+from .worker import RESULT_FILE, rank_file
 
-__all__ = ["Launch", "LaunchResult", "RankFailure", "launch", "torchrun_command", "PROJECT_ROOT"]
+__all__ = ["Launch", "LaunchResult", "RankFailure", "launch", "torchrun_command"]
 
-# the directory holding `plugin/`: put on the ranks' PYTHONPATH so `-m plugin...` imports
-# the same code as the caller, installed or not
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 LOG_FILE = "torchrun.log"
 
 
@@ -78,9 +75,7 @@ def torchrun_command(module: str, args: list[str], nproc: int) -> list[str]:
 
 
 def _environment(extra: Mapping[str, str]) -> dict[str, str]:
-    env = dict(os.environ)
-    path = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = str(PROJECT_ROOT) + (os.pathsep + path if path else "")
+    env = dict(os.environ)  # the ranks import the installed `trainbench`, as the caller does
     env.update(extra)
     return env
 

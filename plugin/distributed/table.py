@@ -7,8 +7,8 @@ from typing import Sequence
 
 from tabulate import tabulate
 
-from plugin.record import Record
-from plugin.report.summary import fmt
+from ..records.record import Record
+from ..report.summary import fmt
 
 __all__ = ["collective_table", "ddp_table", "distributed_tables"]
 

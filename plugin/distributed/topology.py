@@ -19,10 +19,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from plugin.errors import InputError
-from plugin.registry import Registry
+from ..errors import InputError
+from ..registry import Registry
 
 __all__ = [
+    "parse_topology_list",
     "Topology",
     "topologies",
     "get_topology",
@@ -145,6 +146,14 @@ def split_topology_list(value: str) -> list[str]:
         else:
             items.append(part)
     return items
+
+
+def parse_topology_list(value: str) -> list[str]:
+    """A --topology comma list -> canonical topology names, de-duplicated, order kept."""
+    items = split_topology_list(value)
+    if not items:
+        raise InputError("--topology needs at least one value")
+    return list(dict.fromkeys(parse_topology(item).name for item in items))
 
 
 def effective_nccl_env(environ: Mapping[str, str]) -> dict[str, str]:

@@ -29,7 +29,7 @@ from typing import Any, Iterator
 import torch
 import torch.distributed as dist
 
-from plugin.atomic import atomic_write_text
+from ..records.atomic import atomic_write_text
 
 __all__ = ["RankContext", "init_ranks", "FaultPoint", "FAULT_ENV", "RESULT_FILE", "rank_file"]
 

@@ -1,9 +1,9 @@
 """Compare two results files and gate CI on regressions that are beyond threshold and not noise."""
 
-from plugin.gate.compare import Comparison, compare_metric, compare_results
-from plugin.gate.metrics import GatedMetric, register_gated_metric
-from plugin.gate.stats import shift_test
-from plugin.gate.thresholds import DEFAULT_THRESHOLDS, Threshold, parse_thresholds
+from .compare import Comparison, compare_metric, compare_results
+from .metrics import GatedMetric, register_gated_metric
+from .stats import shift_test
+from .thresholds import DEFAULT_THRESHOLDS, Threshold, parse_thresholds
 
 __all__ = [
     "Comparison",

@@ -14,15 +14,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from plugin.environment import ENV_MATCH_KEYS
-from plugin.errors import InputError
-from plugin.gate.metrics import GatedMetric, gated_metrics
-from plugin.gate.stats import ShiftTest, shift_test
-from plugin.gate.thresholds import DEFAULT_THRESHOLDS, Threshold, threshold_for
-from plugin.record import Record
-from plugin.report.cells import record_label
-from plugin.report.envdiff import EnvDiff, environment_differences
-from plugin.results import Results
+from ..records.environment import ENV_MATCH_KEYS
+from ..errors import InputError
+from .metrics import GatedMetric, gated_metrics
+from .stats import ShiftTest, shift_test
+from .thresholds import DEFAULT_THRESHOLDS, Threshold, threshold_for
+from ..records.record import Record
+from ..report.cells import record_label
+from ..report.envdiff import EnvDiff, environment_differences
+from ..records.results import Results
 
 __all__ = [
     "MetricChange",

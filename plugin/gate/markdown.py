@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from plugin.gate.compare import NA, Comparison, MetricChange
-from plugin.report.cells import format_change, format_metric, record_label
-from plugin.report.envdiff import EnvDiff
+from .compare import NA, Comparison, MetricChange
+from ..report.cells import format_change, format_metric, record_label
+from ..report.envdiff import EnvDiff
 
 __all__ = ["render_comparison", "regression_table"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plugin.registry import Registry
+from ..registry import Registry
 
 __all__ = ["GatedMetric", "GATED_METRICS", "register_gated_metric", "gated_metrics", "group_names"]
 

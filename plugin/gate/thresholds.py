@@ -9,15 +9,14 @@ default to pp. `off` disables a gate. A name is a group (`throughput`) or a metr
 
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from plugin.errors import InputError
-from plugin.gate.metrics import GatedMetric, gated_metrics, group_names
+from ..errors import InputError
+from .metrics import GatedMetric, gated_metrics, group_names
 
-__all__ = ["Threshold", "DEFAULT_THRESHOLDS", "parse_thresholds", "threshold_for", "thresholds_arg", "thresholds_type"]
+__all__ = ["Threshold", "DEFAULT_THRESHOLDS", "parse_thresholds", "threshold_for"]
 
 
 @dataclass(frozen=True)
@@ -84,22 +83,6 @@ def parse_thresholds(spec: str | None, flag: str = FLAG) -> dict[str, Threshold 
             )
         out[name] = _parse_value(name, value, flag)
     return out
-
-
-def thresholds_type(flag: str = FLAG):
-    """argparse/pytest `type=` for `flag`: the same parse, raising ArgumentTypeError."""
-
-    def parse(text: str) -> dict[str, Threshold | None]:
-        try:
-            return parse_thresholds(text, flag)
-        except InputError as exc:  # argparse prefixes the flag itself
-            raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{flag}: ")) from None
-
-    parse.__name__ = flag
-    return parse
-
-
-thresholds_arg = thresholds_type(FLAG)
 
 
 def threshold_for(metric: GatedMetric, thresholds: Mapping[str, Threshold | None]) -> Threshold | None:

@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 
-from plugin.harness.trainer import Trainer
-from plugin.telemetry import NvmlTelemetry, ProcessTelemetry
+from .trainer import Trainer
+from ..telemetry import NvmlTelemetry, ProcessTelemetry
 
 __all__ = ["Measurement", "measure"]
 

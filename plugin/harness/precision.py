@@ -16,12 +16,12 @@ from typing import Iterator
 
 import torch
 
-from plugin.errors import InputError
+from ..errors import InputError
 
 __all__ = ["PRECISIONS", "Precision", "UnsupportedPrecision", "get_precision"]
 
 
-class UnsupportedPrecision(Exception):
+class UnsupportedPrecision(InputError):
     """The precision exists but this device cannot run it; the message says why and what to use."""
 
 

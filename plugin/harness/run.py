@@ -8,14 +8,14 @@ from typing import Any
 
 import torch
 
-from plugin.data import LoaderConfig, storage_context, storage_loader
-from plugin.errors import InputError
-from plugin.harness.epochs import Epochs
-from plugin.harness.measure import Measurement, measure
-from plugin.harness.precision import get_precision
-from plugin.harness.trainer import Trainer
-from plugin.metrics import training_metrics
-from plugin.workloads import get_workload
+from ..data import LoaderConfig, storage_context, storage_loader
+from ..errors import InputError
+from .epochs import Epochs
+from .measure import Measurement, measure
+from .precision import get_precision
+from .trainer import Trainer
+from ..metrics import training_metrics
+from ..workloads import get_workload
 
 __all__ = ["RunConfig", "RunOutput", "auto_workers", "resolve_device", "build_trainer", "loader_config", "run"]
 

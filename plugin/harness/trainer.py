@@ -12,9 +12,9 @@ from typing import Any, Iterator, Mapping
 import torch
 from torch import nn
 
-from plugin.harness.precision import Precision
-from plugin.harness.timing import DeviceClock, Mark
-from plugin.workloads.spec import Workload
+from .precision import Precision
+from .timing import DeviceClock, Mark
+from ..workloads.spec import Workload
 
 __all__ = ["Trainer", "to_device"]
 

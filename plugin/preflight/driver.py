@@ -61,7 +61,7 @@ def _label(v: tuple[int, ...]) -> str:
 
 @lru_cache(maxsize=None)
 def driver_table() -> tuple[DriverRow, ...]:
-    text = resources.files("plugin.preflight").joinpath("cuda_min_driver.csv").read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("cuda_min_driver.csv").read_text(encoding="utf-8")
     rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
     out = []
     for r in rows:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plugin.catalog import detect_gpu, get_gpu
-from plugin.errors import InputError
-from plugin.preflight import driver
-from plugin.preflight.check import FAIL, NA, PASS, WARN, Check
-from plugin.preflight.facts import Facts
+from ..catalog import detect_gpu, get_gpu
+from ..errors import InputError
+from . import driver
+from .check import FAIL, NA, PASS, WARN, Check
+from .facts import Facts
 
 __all__ = [
     "EnvSettings",

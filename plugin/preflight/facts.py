@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from plugin.preflight.probe import ReadProbe, probe_read
+from .probe import ReadProbe, probe_read
 
 __all__ = ["Facts", "GpuFacts", "gather_facts", "shm_bytes", "in_container"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from plugin.catalog import GpuSpec
-from plugin.cost.fit import check_fit
-from plugin.cost.memory import estimate_memory
-from plugin.preflight.check import FAIL, NA, PASS, WARN, Check
+from ..catalog import GpuSpec
+from ..cost.fit import check_fit
+from ..cost.memory import estimate_memory
+from .check import FAIL, NA, PASS, WARN, Check
 
 __all__ = ["MemoryFit", "check_memory", "estimate_fit"]
 

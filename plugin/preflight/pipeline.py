@@ -29,15 +29,15 @@ from typing import Any, Callable, Iterator, Mapping
 import torch
 from torch import nn
 
-from plugin.data import LoaderConfig, make_loader
-from plugin.errors import InputError
-from plugin.harness.precision import UnsupportedPrecision, get_precision
-from plugin.harness.run import RunConfig, auto_workers, build_trainer, resolve_device
-from plugin.harness.trainer import to_device
-from plugin.preflight.check import FAIL, NA, PASS, WARN, Check
-from plugin.preflight.plugins import workload_sources
-from plugin.preflight.resume import ResumeSpec, build, save_checkpoint, unsaved_buffers
-from plugin.workloads import Workload, get_workload
+from ..data import LoaderConfig, make_loader
+from ..errors import InputError
+from ..harness.precision import UnsupportedPrecision, get_precision
+from ..harness.run import RunConfig, auto_workers, build_trainer, resolve_device
+from ..harness.trainer import to_device
+from .check import FAIL, NA, PASS, WARN, Check
+from .plugins import workload_sources
+from .resume import ResumeSpec, build, save_checkpoint, unsaved_buffers
+from ..workloads import Workload, get_workload
 
 __all__ = ["PipelineConfig", "PIPELINE_ITEMS", "pipeline_checks", "GRAD_RTOL"]
 
@@ -378,11 +378,11 @@ class _Run:
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # whatever the parent imports
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run([sys.executable, "-m", "plugin.preflight.resume_child", str(spec_path)],
+            proc = subprocess.run([sys.executable, "-m", "trainbench.preflight.resume_child", str(spec_path)],
                                   capture_output=True, text=True, env=env, timeout=self.cfg.child_timeout_s)
         except subprocess.TimeoutExpired:
             self.check("resume", FAIL, f"the fresh process did not finish within {self.cfg.child_timeout_s:.0f} s",
-                       "run it by hand: python -m plugin.preflight.resume_child " + str(spec_path))
+                       "run it by hand: python -m trainbench.preflight.resume_child " + str(spec_path))
             return
         dt = time.perf_counter() - t0
         out = proc.stdout.strip().splitlines()

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from plugin.errors import InputError
-from plugin.workloads import Workload, register_workload, workloads
+from ..errors import InputError
+from ..workloads import Workload, register_workload, workloads
 
 __all__ = ["load_plugin", "workload_sources"]
 

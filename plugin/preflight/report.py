@@ -6,8 +6,8 @@ from __future__ import annotations
 import textwrap
 from typing import Iterable
 
-from plugin.preflight.check import FAIL, NA, PASS, WARN, Check, counts
-from plugin.record import Record
+from .check import FAIL, NA, PASS, WARN, Check, counts
+from ..records.record import Record
 
 __all__ = ["format_checklist", "check_record_fields", "to_records", "RECORD_STATUS"]
 

@@ -18,11 +18,11 @@ from typing import Any
 
 import torch
 
-from plugin.atomic import atomic_write
-from plugin.data import LoaderConfig, make_loader
-from plugin.harness.run import RunConfig, build_trainer, resolve_device
-from plugin.harness.trainer import Trainer
-from plugin.workloads import get_workload
+from ..records.atomic import atomic_write
+from ..data import LoaderConfig, make_loader
+from ..harness.run import RunConfig, build_trainer, resolve_device
+from ..harness.trainer import Trainer
+from ..workloads import get_workload
 
 __all__ = ["ResumeSpec", "build", "save_checkpoint", "load_checkpoint", "unsaved_buffers"]
 

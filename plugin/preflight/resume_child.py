@@ -1,7 +1,7 @@
 """The fresh process of the resume check: rebuild the run from a `ResumeSpec`, load the
 checkpoint, run the next steps and print their losses as one JSON line on stdout.
 
-    python -m plugin.preflight.resume_child SPEC.json
+    python -m trainbench.preflight.resume_child SPEC.json
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import torch
 
-from plugin.preflight.plugins import load_plugin
-from plugin.preflight.resume import ResumeSpec, build, load_checkpoint
+from .plugins import load_plugin
+from .resume import ResumeSpec, build, load_checkpoint
 
 
 def main(argv: list[str] | None = None) -> int:

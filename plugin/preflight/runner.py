@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 import torch
 from torch.utils.data import default_collate
 
-from plugin.catalog import GpuSpec, detect_gpu, get_gpu
-from plugin.harness.run import auto_workers
-from plugin.preflight.check import Check
-from plugin.preflight.environment import EnvSettings, environment_checks
-from plugin.preflight.facts import Facts, gather_facts
-from plugin.preflight.memory import MemoryFit, check_memory, estimate_fit
-from plugin.preflight.pipeline import PipelineConfig, pipeline_checks
-from plugin.workloads import Workload, get_workload, workload_names
+from ..catalog import GpuSpec, detect_gpu, get_gpu
+from ..harness.run import auto_workers
+from .check import Check
+from .environment import EnvSettings, environment_checks
+from .facts import Facts, gather_facts
+from .memory import MemoryFit, check_memory, estimate_fit
+from .pipeline import PipelineConfig, pipeline_checks
+from ..workloads import Workload, get_workload, workload_names
 
 __all__ = ["Preflight", "PreflightConfig", "PreflightResult", "run_preflight", "CPU_BATCH"]
 

@@ -11,8 +11,8 @@ import io
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from plugin.report.cells import is_number
-from plugin.report.merge import Row, value_of
+from .cells import is_number
+from .merge import Row, value_of
 
 __all__ = ["Chart", "build_charts"]
 

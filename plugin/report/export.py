@@ -11,10 +11,10 @@ import json
 import math
 from typing import Any, Sequence
 
-from plugin.record import METRIC_KEYS
-from plugin.report.cells import NA
-from plugin.report.envdiff import environment_differences
-from plugin.report.merge import Row, Run, memory_kind
+from ..records.record import METRIC_KEYS
+from .cells import NA
+from .envdiff import environment_differences
+from .merge import Row, Run, memory_kind
 
 __all__ = ["REPORT_SCHEMA", "render_csv", "render_json"]
 

@@ -7,8 +7,8 @@ import base64
 from html import escape
 from typing import Sequence
 
-from plugin.report.charts import Chart
-from plugin.report.tables import Table
+from .charts import Chart
+from .tables import Table
 
 __all__ = ["render_html"]
 

@@ -6,7 +6,7 @@ from typing import Sequence
 
 from tabulate import tabulate
 
-from plugin.report.tables import Table
+from .tables import Table
 
 __all__ = ["render_markdown"]
 

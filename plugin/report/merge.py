@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from plugin.errors import InputError
-from plugin.record import Record
-from plugin.results import Results, load_results
+from ..errors import InputError
+from ..records.record import Record
+from ..records.results import Results, load_results
 
 __all__ = ["Run", "Row", "load_runs", "rows_of", "value_of", "memory_kind"]
 

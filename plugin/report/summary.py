@@ -7,8 +7,8 @@ from typing import Any, Iterable, Sequence
 
 from tabulate import tabulate
 
-from plugin.atomic import atomic_write_text
-from plugin.record import Record
+from ..records.atomic import atomic_write_text
+from ..records.record import Record
 
 __all__ = ["fmt", "summary_rows", "summary_table", "write_summary_markdown"]
 

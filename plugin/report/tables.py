@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from plugin.report.cells import NA, format_bytes, format_metric, is_number
-from plugin.report.envdiff import environment_differences
-from plugin.report.merge import Row, Run, memory_kind, value_of
+from .cells import NA, format_bytes, format_metric, is_number
+from .envdiff import environment_differences
+from .merge import Row, Run, memory_kind, value_of
 
 __all__ = ["Table", "build_tables", "runs_table", "environment_table"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 
-from plugin.select.rows import Group
+from .rows import Group
 
 __all__ = ["group_chart_png"]
 

@@ -8,8 +8,8 @@ from typing import Sequence
 
 from tabulate import tabulate
 
-from plugin.select.rows import CostRow, Group, SelectConfig
-from plugin.select.charts import group_chart_png
+from .rows import CostRow, Group, SelectConfig
+from .charts import group_chart_png
 
 __all__ = ["HEADERS", "table_rows", "render_markdown", "render_html"]
 

@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable, Sequence
 
-from plugin.catalog.gpus import GpuSpec, gpu_catalog
-from plugin.catalog.prices import PriceRow
-from plugin.cost.epoch import cost_per_epoch, epoch_hours
-from plugin.cost.fit import Fit, check_fit
-from plugin.cost.memory import MemoryEstimate, estimate_memory
-from plugin.cost.projection import bytes_per_sample, project
-from plugin.cost.spot import SpotAssumptions, spot_estimate
-from plugin.errors import InputError
-from plugin.results import Results
+from ..catalog.gpus import GpuSpec, gpu_catalog
+from ..catalog.prices import PriceRow
+from ..cost.epoch import cost_per_epoch, epoch_hours
+from ..cost.fit import Fit, check_fit
+from ..cost.memory import MemoryEstimate, estimate_memory
+from ..cost.projection import bytes_per_sample, project
+from ..cost.spot import SpotAssumptions, spot_estimate
+from ..errors import InputError
+from ..records.results import Results
 
 __all__ = [
     "Measurement",
@@ -152,7 +152,7 @@ def collect_measurements(results: Sequence[Results]) -> tuple[list[Measurement],
 
 
 def _workload(name):
-    from plugin.workloads import get_workload
+    from ..workloads import get_workload
 
     try:
         return get_workload(name)

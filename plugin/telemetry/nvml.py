@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugin.telemetry.sampler import PeriodicSampler
+from .sampler import PeriodicSampler
 
 __all__ = ["NvmlTelemetry", "nvml_available"]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import psutil
 
-from plugin.telemetry.sampler import PeriodicSampler
+from .sampler import PeriodicSampler
 
 __all__ = ["ProcessTelemetry"]
 

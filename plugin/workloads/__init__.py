@@ -1,7 +1,7 @@
 """Workloads: what is trained. Built-ins register themselves on import; users add theirs with
 `register_workload` (or the `trainbench_register_workloads` hook) from a conftest."""
 
-from plugin.workloads.registry import get_workload, register_workload, workload_names, workloads
-from plugin.workloads.spec import Workload
+from .registry import get_workload, register_workload, workload_names, workloads
+from .spec import Workload
 
 __all__ = ["Workload", "get_workload", "register_workload", "workload_names", "workloads"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from reference_models import bert, gpt, resnet
-from plugin.errors import InputError
-from plugin.workloads.registry import register_workload
-from plugin.workloads.spec import Workload
-from plugin.workloads.synthetic import SyntheticImages, SyntheticTextPairs, SyntheticTokenStream
+from ..models import bert, gpt, resnet
+from ..errors import InputError
+from .registry import register_workload
+from .spec import Workload
+from .synthetic import SyntheticImages, SyntheticTextPairs, SyntheticTokenStream
 
 # ImageNet normalization, applied on the device to uint8 batches
 _MEAN = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1) * 255
@@ -49,7 +49,7 @@ def _gpt_optimizer(params, size):
 
 
 def _load_hf(model, path):
-    from reference_models.hf_weights import load_hf_weights
+    from ..models.hf_weights import load_hf_weights
 
     try:
         load_hf_weights(model, path)

@@ -3,8 +3,8 @@ whose error lists what exists."""
 
 from __future__ import annotations
 
-from plugin.registry import Registry
-from plugin.workloads.spec import Workload
+from ..registry import Registry
+from .spec import Workload
 
 __all__ = ["register_workload", "get_workload", "workload_names", "workloads"]
 
@@ -16,7 +16,7 @@ def _ensure_builtins() -> None:
     global _BUILTINS_LOADED
     if not _BUILTINS_LOADED:
         _BUILTINS_LOADED = True
-        from plugin.workloads import builtin  # noqa: F401  (registers resnet50, bert-base, gpt-small)
+        from . import builtin  # noqa: F401  (registers resnet50, bert-base, gpt-small)
 
 
 def register_workload(workload: Workload) -> Workload:

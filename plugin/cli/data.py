@@ -13,9 +13,9 @@ from urllib.parse import urlparse
 
 import fsspec
 
-from plugin.data.s3 import S3Target, check_reachable, s3_filesystem
-from plugin.data.shards import prepare_shards, read_manifest
-from plugin.errors import InputError
+from ..data.s3 import S3Target, check_reachable, s3_filesystem
+from ..data.shards import prepare_shards, read_manifest
+from ..errors import InputError
 
 __all__ = ["add_parser"]
 
@@ -52,7 +52,7 @@ def _target(url: str, endpoint: str | None):
 
 
 def _run(args: argparse.Namespace) -> int:
-    from plugin.workloads import get_workload
+    from ..workloads import get_workload
 
     get_workload(args.workload)  # unknown -> error listing the known ones
     if args.count < 1:

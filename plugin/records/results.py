@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from plugin.atomic import atomic_write_text
-from plugin.errors import InputError
-from plugin.record import Record
+from .atomic import atomic_write_text
+from ..errors import InputError
+from .record import Record
 
 __all__ = ["SCHEMA", "Results", "load_results", "write_results"]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 
-from plugin.checkpoint.preempt import EXIT_PREEMPTED, METADATA, parse_signal
-from plugin.harness.precision import PRECISIONS
-from plugin.options import nonneg_int, positive_int
+from ..checkpoint.preempt import EXIT_PREEMPTED, METADATA
+from ..harness.precision import PRECISIONS
+from .types import nonneg_int, number, positive_int, signal_name
 
 __all__ = ["add_parser"]
 
@@ -48,19 +48,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--deterministic", action="store_true",
                    help="torch.use_deterministic_algorithms(True): bitwise-reproducible resumes on CPU")
     p.add_argument("--threads", type=positive_int("--threads"), default=None, help="torch intra-op threads")
-    p.add_argument("--preempt-signal", type=parse_signal, default="SIGUSR1",
+    p.add_argument("--preempt-signal", type=signal_name("--preempt-signal"), default="SIGUSR1",
                    help="a second signal that stops gracefully like SIGTERM (default SIGUSR1)")
     p.add_argument("--preempt-watch", choices=tuple(METADATA), default=None,
                    help="poll the cloud metadata server for a spot/preemption notice (off by default)")
     p.add_argument("--metadata-url", default=None, help="metadata server base URL (default: the cloud's)")
-    p.add_argument("--preempt-poll-s", type=float, default=5.0, help="metadata poll interval in seconds")
+    p.add_argument("--preempt-poll-s", type=number("--preempt-poll-s"), default=5.0, help="metadata poll interval in seconds")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
     import warnings
 
-    from plugin.checkpoint.resumable import TrainJobConfig, run_job
+    from ..checkpoint.resumable import TrainJobConfig, run_job
 
     # torchdata 0.11 calls a deprecated torch API on every loader construction: noise, not news
     warnings.filterwarnings("ignore", "'set_vital' is deprecated")

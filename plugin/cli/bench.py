@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from plugin.harness.precision import PRECISIONS
-from plugin.harness.run import RunConfig, run
-from plugin.session import resolve_profile
+from ..harness.precision import PRECISIONS
+from ..harness.run import RunConfig, run
+from .types import gpu, nonneg_int, positive_int
+from ..catalog.profile import resolve_profile
 
 __all__ = ["add_parser"]
 
@@ -17,18 +18,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workload", required=True)
     p.add_argument("--size", default="tiny", choices=("tiny", "full"))
     p.add_argument("--precision", default="fp32", choices=tuple(PRECISIONS))
-    p.add_argument("--batch-size", type=int, default=None)
-    p.add_argument("--steps", type=int, default=10)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--grad-accum", type=int, default=1)
-    p.add_argument("--gpu", default="auto")
+    p.add_argument("--batch-size", type=positive_int("--batch-size"), default=None)
+    p.add_argument("--steps", type=positive_int("--steps"), default=10)
+    p.add_argument("--warmup", type=nonneg_int("--warmup"), default=3)
+    p.add_argument("--grad-accum", type=positive_int("--grad-accum"), default=1)
+    p.add_argument("--num-workers", type=nonneg_int("--num-workers"), default=0,
+                   help="loader worker processes (synthetic data: 0 keeps it in the training process)")
+    p.add_argument("--gpu", type=gpu(), default="auto")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
     profile, spec, device = resolve_profile(args.gpu)
     cfg = RunConfig(workload=args.workload, size=args.size, precision=args.precision, batch_size=args.batch_size,
-                    steps=args.steps, warmup=args.warmup, grad_accum=args.grad_accum, device=str(device))
+                    steps=args.steps, warmup=args.warmup, grad_accum=args.grad_accum, device=str(device),
+                    num_workers=args.num_workers)
     peak = spec.peak_flops(args.precision) if spec else None
     out = run(cfg, peak_flops_per_s=peak)
     print(json.dumps({"gpu": profile, "workload": args.workload, **out.metrics}, indent=1))

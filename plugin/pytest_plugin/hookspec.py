@@ -12,7 +12,7 @@ def pytest_trainbench_register_workloads(register) -> None:
     Called once at configure time. `register` is `plugin.workloads.register_workload`::
 
         # conftest.py
-        from plugin.workloads import Workload
+        from ..workloads import Workload
 
         def pytest_trainbench_register_workloads(register):
             register(Workload(name="my-model", model=..., dataset=..., loss=...,

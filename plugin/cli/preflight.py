@@ -14,25 +14,15 @@ import os
 import warnings
 from pathlib import Path
 
-from plugin.environment import capture_environment
-from plugin.harness.precision import PRECISIONS
-from plugin.options import comma_list, nonneg_int, parse_gpu, positive_int
-from plugin.preflight.plugins import load_plugin
-from plugin.preflight.report import format_checklist, to_records
-from plugin.preflight.runner import PreflightConfig, run_preflight
-from plugin.results import write_results
+from ..records.environment import capture_environment
+from ..harness.precision import PRECISIONS
+from .types import comma_list, gpu, nonneg_int, positive_int
+from ..preflight.plugins import load_plugin
+from ..preflight.report import format_checklist, to_records
+from ..preflight.runner import PreflightConfig, run_preflight
+from ..records.results import write_results
 
 __all__ = ["add_parser"]
-
-
-def _fraction(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--overfit-drop expects a number, got {value!r}") from None
-    if not 0 < x < 1:
-        raise argparse.ArgumentTypeError(f"--overfit-drop must be between 0 and 1, got {x}")
-    return x
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -43,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plugin", action="append", default=[], metavar="MODULE_OR_FILE",
                    help="import a module or .py file (e.g. your conftest.py) whose "
                         "pytest_trainbench_register_workloads(register) hook registers your workload; repeatable")
-    p.add_argument("--gpu", type=parse_gpu, default="auto",
+    p.add_argument("--gpu", type=gpu(), default="auto",
                    help="catalog profile the runs will be labelled with; checked against the detected GPU "
                         "and used for the memory estimate (default auto)")
     p.add_argument("--size", choices=("tiny", "full"), default=None,
@@ -82,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         pipeline=not args.no_pipeline, read_probe=not args.no_read_probe,
     )
     if not Path(cfg.data_dir).is_dir():
-        from plugin.errors import InputError
+        from ..errors import InputError
 
         raise InputError(f"--data-dir={cfg.data_dir}: no such directory; create it or pass another")
     result = run_preflight(cfg)

@@ -11,26 +11,27 @@ import argparse
 import sys
 from typing import Sequence
 
-from plugin.errors import TrainbenchError
+from ..errors import TrainbenchError
 
 __all__ = ["main", "build_parser"]
 
 
 def _subcommands() -> list:
-    from plugin import run_cli, train_cli
-    from plugin.data import prepare_cli
-    from plugin.gate import compare_command, gate_command
-    from plugin.preflight import cli as preflight_cli
-    from plugin.report import command as report_command
-    from plugin.select import command as select_command
+    from . import bench, compare, data, gate, preflight, report, select, train
 
-    return [run_cli, prepare_cli, select_command, preflight_cli, train_cli,
-            report_command, compare_command, gate_command]
+    return [bench, data, select, preflight, train, report, compare, gate]
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad input is one line naming the command, the flag and the fix, exit 2 (no usage dump)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="trainbench", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser = _Parser(prog="trainbench", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
     for module in _subcommands():
         module.add_parser(sub)
     return parser
@@ -38,7 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a bad flag (2, its one line already printed)
+        return int(exc.code or 0)
     try:
         return int(args.func(args) or 0)
     except TrainbenchError as exc:
@@ -47,6 +51,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
 
-
-if __name__ == "__main__":
-    sys.exit(main())

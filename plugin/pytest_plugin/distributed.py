@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 import torch
 
-from plugin.distributed.ddp import default_world_sizes
-from plugin.distributed.fold import collective_records, ddp_records
-from plugin.distributed.launch import Launch, LaunchResult, RankFailure, launch
-from plugin.distributed.topology import Topology, parse_topology
-from plugin.fixture import Bench
-from plugin.record import Record
+from ..distributed.ddp import default_world_sizes
+from ..distributed.fold import collective_records, ddp_records
+from ..distributed.launch import Launch, LaunchResult, RankFailure, launch
+from ..distributed.topology import Topology, parse_topology
+from .fixture import Bench
+from ..records.record import Record
 
 __all__ = ["DistBench", "trainbench_dist"]
 
@@ -65,11 +65,11 @@ class DistBench:
     def collectives(self, topology: str = "default", **worker_args: Any) -> list[Record]:
         """Collective sweep on --nproc ranks: one record per op and size (kind "collective").
 
-        `worker_args` go to plugin.distributed.collectives as flags: ops="all_reduce",
+        `worker_args` go to `trainbench.cli.rank collectives` as flags: ops="all_reduce",
         max_bytes=2**20, trials=5 -> --ops all_reduce --max-bytes 1048576 --trials 5.
         """
         topo = self._topology(topology, kind="collective")
-        res = self._launch("plugin.distributed.collectives", _flags(worker_args), topo, kind="collective")
+        res = self._launch("trainbench.cli.rank", ["collectives", *_flags(worker_args)], topo, kind="collective")
         return [self.bench.record(**fields) for fields in collective_records(res.result, topo.name)]
 
     def ddp(self, workload: str, topology: str = "default", precision: str = "fp32",
@@ -83,7 +83,7 @@ class DistBench:
                     grad_accum=s.grad_accum, seed=s.seed, batch_size=s.batch_size, bucket_mb=self.bucket_mb,
                     world_sizes=",".join(map(str, world_sizes or default_world_sizes(self.nproc))))
         args.update(worker_args)
-        res = self._launch("plugin.distributed.ddp", _flags(args), topo, **fields)
+        res = self._launch("trainbench.cli.rank", ["ddp", *_flags(args)], topo, **fields)
         return [self.bench.record(**fields) for fields in ddp_records(res.result, topo.name)]
 
 

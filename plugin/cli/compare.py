@@ -8,29 +8,20 @@ from __future__ import annotations
 
 import argparse
 
-from plugin.gate.compare import DEFAULT_ALPHA, Comparison, compare_results
-from plugin.gate.markdown import render_comparison
-from plugin.gate.step_summary import append_step_summary
-from plugin.gate.thresholds import DEFAULT_THRESHOLDS, thresholds_arg
-from plugin.results import load_results
+from ..gate.compare import DEFAULT_ALPHA, Comparison, compare_results
+from ..gate.markdown import render_comparison
+from ..gate.step_summary import append_step_summary
+from ..gate.thresholds import DEFAULT_THRESHOLDS, parse_thresholds
+from ..records.results import load_results
+from . import types
 
 __all__ = ["add_parser", "add_comparison_arguments", "comparison_from_args", "run"]
-
-
-def _alpha(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"--alpha: {text!r} is not a probability in (0, 1), e.g. 0.05")
-    return value
 
 
 def add_comparison_arguments(p: argparse.ArgumentParser, gate: bool = False) -> None:
     p.add_argument(
         "--max-regression",
-        type=thresholds_arg,
+        type=types.domain("--max-regression", parse_thresholds),
         default=dict(DEFAULT_THRESHOLDS),
         metavar="SPEC",
         help="allowed worsening per metric, e.g. throughput=5%%,peak_mem=10%%,stall_ratio=3pp "
@@ -39,7 +30,7 @@ def add_comparison_arguments(p: argparse.ArgumentParser, gate: bool = False) -> 
     )
     p.add_argument(
         "--alpha",
-        type=_alpha,
+        type=types.probability("--alpha"),
         default=DEFAULT_ALPHA,
         help="significance level of the one-sided rank test on step times (default %(default)s)",
     )

@@ -20,12 +20,13 @@ from typing import Any
 
 import pytest
 
-from plugin.errors import PerformanceRegression, TrainbenchError
-from plugin.gate.compare import DEFAULT_ALPHA, Comparison, compare_results
-from plugin.gate.markdown import regression_table, render_comparison
-from plugin.gate.step_summary import append_step_summary
-from plugin.gate.thresholds import DEFAULT_THRESHOLDS, Threshold, thresholds_type
-from plugin.results import Results, load_results
+from ..errors import PerformanceRegression, TrainbenchError
+from ..gate.compare import DEFAULT_ALPHA, Comparison, compare_results
+from ..gate.markdown import regression_table, render_comparison
+from ..gate.step_summary import append_step_summary
+from ..cli.types import domain
+from ..gate.thresholds import DEFAULT_THRESHOLDS, Threshold, parse_thresholds
+from ..records.results import Results, load_results
 
 __all__ = ["add_options", "configure_gate", "gate_session", "terminal_summary", "GATE_KEY", "GateOutcome"]
 
@@ -56,7 +57,7 @@ def add_options(group: Any) -> None:
         "regressed against it beyond its threshold and beyond noise",
     )
     group.addoption(
-        "--trainbench-max-regression", type=thresholds_type("--trainbench-max-regression"),
+        "--trainbench-max-regression", type=domain("--trainbench-max-regression", lambda s: parse_thresholds(s, "--trainbench-max-regression")),
         default=None, metavar="SPEC",
         help="allowed worsening per metric, e.g. throughput=5%%,peak_mem=10%%,stall_ratio=3pp "
         "(off disables one); defaults: " + ",".join(f"{k}={v}" for k, v in DEFAULT_THRESHOLDS.items()).replace("%", "%%"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from plugin.errors import TrainbenchError
+from ..errors import TrainbenchError
 
 __all__ = ["feed_benchmark"]
 

@@ -9,12 +9,12 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from plugin.benchmark_bridge import feed_benchmark
-from plugin.harness.precision import UnsupportedPrecision, get_precision
-from plugin.harness.run import RunConfig, RunOutput, run
-from plugin.record import Record
-from plugin.session import BenchSession
-from plugin.workloads import get_workload
+from .benchmark_bridge import feed_benchmark
+from ..harness.precision import UnsupportedPrecision, get_precision
+from ..harness.run import RunConfig, RunOutput, run
+from ..records.record import Record
+from .session import BenchSession
+from ..workloads import get_workload
 
 __all__ = ["Bench"]
 

@@ -9,36 +9,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from plugin.atomic import atomic_write_text
-from plugin.catalog.gpus import CATALOG_DATE
-from plugin.catalog.prices import PRICE_MODES, PRICES_ENV, load_prices, packaged_prices
-from plugin.cost.spot import SpotAssumptions
-from plugin.results import load_results
-from plugin.select.render import render_html, render_markdown
-from plugin.select.rows import SelectConfig, build_groups
+from ..records.atomic import atomic_write_text
+from ..catalog.gpus import CATALOG_DATE
+from ..catalog.prices import PRICE_MODES, PRICES_ENV, load_prices, packaged_prices
+from ..cost.spot import SpotAssumptions
+from ..records.results import load_results
+from ..select.render import render_html, render_markdown
+from ..select.rows import SelectConfig, build_groups
+from ..harness.precision import PRECISIONS
+from . import types
 
-__all__ = ["add_parser", "run", "parse_clouds", "positive_float"]
+__all__ = ["add_parser", "run"]
 
 KNOWN_CLOUDS = ("aws", "gcp", "azure", "alibaba", "tencent")
-
-
-def parse_clouds(text: str) -> tuple[str, ...]:
-    clouds = tuple(c.strip().lower() for c in text.split(",") if c.strip())
-    if not clouds:
-        raise argparse.ArgumentTypeError(
-            f"--clouds needs a comma-separated list, e.g. aws,gcp; known: {', '.join(KNOWN_CLOUDS)}"
-        )
-    return clouds
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text} must be > 0")
-    return value
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -50,18 +33,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("results", nargs="+", metavar="RESULTS", help="results files (JSON) from one or more machines")
     p.add_argument("--workload", help="only this workload (default: every workload in the results)")
     p.add_argument("--size", help="preset to project to, e.g. full (default: the measured one)")
-    p.add_argument("--precision", choices=("fp32", "tf32", "bf16", "fp16"),
+    p.add_argument("--precision", choices=tuple(PRECISIONS),
                    help="precision to project to (default: the measured one)")
     p.add_argument("--spot", action="store_true", help="rank by expected spot cost (interruptions included)")
-    p.add_argument("--clouds", type=parse_clouds, help=f"comma-separated clouds to include ({', '.join(KNOWN_CLOUDS)})")
+    p.add_argument("--clouds", type=types.comma_list("--clouds", lambda: KNOWN_CLOUDS), help=f"comma-separated clouds to include ({', '.join(KNOWN_CLOUDS)})")
     p.add_argument("--price-file", help=f"a price CSV merged over the packaged catalog (also ${PRICES_ENV})")
     p.add_argument("--price-mode", choices=PRICE_MODES,
                    help="merge the price file over the catalog (default) or replace it")
-    p.add_argument("--mtbi-hours", type=positive_float, default=SpotAssumptions.mtbi_s / 3600,
+    p.add_argument("--mtbi-hours", type=types.number("--mtbi-hours"), default=SpotAssumptions.mtbi_s / 3600,
                    help="assumed mean time between spot interruptions, hours (default %(default)g)")
-    p.add_argument("--restart-min", type=positive_float, default=SpotAssumptions.restart_s / 60,
+    p.add_argument("--restart-min", type=types.number("--restart-min"), default=SpotAssumptions.restart_s / 60,
                    help="assumed minutes to get a replacement instance running (default %(default)g)")
-    p.add_argument("--ckpt-save-s", type=positive_float,
+    p.add_argument("--ckpt-save-s", type=types.number("--ckpt-save-s"),
                    help="checkpoint write time in s (default: resume records, else estimated)")
     p.add_argument("--out", default="reports", help="directory for select.md and select.html (default %(default)s)")
     p.set_defaults(func=run)

@@ -8,16 +8,17 @@ from typing import Any, Callable
 
 import pytest
 
-from plugin import hookspec
-from plugin.distributed.fixture import trainbench_dist  # noqa: F401  (fixture)
-from plugin.errors import TrainbenchError
-from plugin.fixture import Bench
-from plugin.gate.pytest_gate import configure_gate, gate_session
-from plugin.gate.pytest_gate import terminal_summary as gate_terminal_summary
-from plugin.options import add_options
-from plugin.record import Record
-from plugin.results import Results
-from plugin.session import BenchSession, default_results_path, resolve_profile
+from . import hookspec
+from .distributed import trainbench_dist  # noqa: F401  (fixture)
+from ..errors import TrainbenchError
+from .fixture import Bench
+from .gate import configure_gate, gate_session
+from .gate import terminal_summary as gate_terminal_summary
+from .options import add_options
+from ..records.record import Record
+from ..records.results import Results
+from ..catalog.profile import resolve_profile
+from .session import BenchSession, default_results_path
 
 SESSION_KEY = pytest.StashKey[BenchSession]()
 _HOOK_WORKLOADS = pytest.StashKey[list]()
@@ -37,7 +38,7 @@ def _axis(name: str):
 
 @_axis("tb_workload")
 def _workloads(config: pytest.Config) -> list[str]:
-    from plugin.workloads import workload_names
+    from ..workloads import workload_names
 
     return config.getoption("--workload") or workload_names()
 
@@ -78,7 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("filterwarnings", "ignore:'set_vital' is deprecated:UserWarning")
     try:
         profile, spec, device = resolve_profile(config.getoption("--gpu"))
-        from plugin.workloads import register_workload, workloads
+        from ..workloads import register_workload, workloads
 
         registered: list[str] = []
 
@@ -90,7 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_HOOK_WORKLOADS] = registered
         for name in config.getoption("--workload") or []:
             workloads().get(name)  # unknown name -> error listing the known ones
-        from plugin.cost.options import prices_for
+        from .options import prices_for
 
         config.stash[_PRICES] = prices_for(config)  # a bad $TRAINBENCH_PRICES file is refused here
     except TrainbenchError as exc:
@@ -117,9 +118,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _configure_storage(config: pytest.Config) -> None:
-    from plugin.data import context as storage
-    from plugin.data.backends import parse_storage
-    from plugin.data.options import settings_from_config
+    from ..data import context as storage
+    from ..data.backends import parse_storage
+    from .options import settings_from_config
 
     ctx = storage.configure(settings_from_config(config))
     if any(parse_storage(s).kind == "s3" for s in ctx.settings.storage):
@@ -130,7 +131,7 @@ def _configure_storage(config: pytest.Config) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    from plugin.data import storage_context
+    from ..data import storage_context
 
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     for line in storage_context().notes:  # e.g. "started a local S3 server (moto) at ...": shown even with -q
@@ -139,8 +140,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from plugin.data import context as storage
-    from plugin.workloads import workloads
+    from ..data import context as storage
+    from ..workloads import workloads
 
     storage.close()  # stops a moto server this session started
     # workloads a conftest registered through the hook belong to this session only
@@ -150,7 +151,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def _environment(bench: BenchSession) -> dict[str, Any]:
     if not bench.environment:
-        from plugin.environment import capture_environment
+        from ..records.environment import capture_environment
 
         bench.environment = capture_environment(bench.profile)
     return bench.environment
@@ -208,14 +209,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     bench = session.config.stash.get(SESSION_KEY, None)
     if bench is None or not bench.records:
         return
-    from plugin.cost import fill_costs
-    from plugin.report import write_summary_markdown
-    from plugin.results import write_results
+    from ..cost import fill_costs
+    from ..report import write_summary_markdown
+    from ..records.results import write_results
 
     fill_costs(bench.records, session.config.stash.get(_PRICES, None))
     _environment(bench)
     write_results(bench.results_path, bench.environment, bench.records)
-    from plugin.data.report import storage_section
+    from ..data.report import storage_section
 
     write_summary_markdown(bench.report_path, bench.environment, bench.records, bench.results_path,
                            sections=[storage_section(bench.records, markdown=True)])
@@ -226,16 +227,16 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     bench = config.stash.get(SESSION_KEY, None)
     if bench is None or not bench.records:
         return
-    from plugin.report import summary_table
+    from ..report import summary_table
 
     tr = terminalreporter
     tr.write_sep("=", f"trainbench: {len(bench.records)} records on {bench.profile} ({bench.device})")
     tr.write_line(summary_table([r for r in bench.records if r.kind != "collective"]))
-    from plugin.distributed.table import distributed_tables
+    from ..distributed.table import distributed_tables
 
     if dist_tables := distributed_tables(bench.records):
         tr.write_line("\n" + dist_tables)
-    from plugin.data.report import storage_section
+    from ..data.report import storage_section
 
     for line in storage_section(bench.records):
         tr.write_line(line)

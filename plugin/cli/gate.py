@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from plugin.gate.compare_command import add_comparison_arguments, comparison_from_args
-from plugin.gate.markdown import render_comparison
-from plugin.gate.step_summary import append_step_summary
+from .compare import add_comparison_arguments, comparison_from_args
+from ..gate.markdown import render_comparison
+from ..gate.step_summary import append_step_summary
 
 __all__ = ["add_parser", "run"]
 

@@ -1,0 +1,43 @@
+"""Which catalog profile the device this process runs on belongs to (`--gpu`)."""
+
+from __future__ import annotations
+
+import torch
+
+from ..errors import DeviceMismatch
+from .gpus import GpuSpec, detect_gpu, get_gpu
+
+__all__ = ["resolve_profile"]
+
+
+def _detected() -> tuple[str | None, int | None]:
+    if not torch.cuda.is_available():
+        return None, None
+    props = torch.cuda.get_device_properties(0)
+    return props.name, props.total_memory
+
+
+def resolve_profile(requested: str) -> tuple[str, GpuSpec | None, torch.device]:
+    """(profile label, catalog spec or None, device) for --gpu; refuses a contradiction.
+
+    --gpu=cpu on a GPU machine runs on the CPU on purpose; any GPU profile must match the GPU
+    that is present, or every number in the results would be mislabelled.
+    """
+    name, memory = _detected()
+    found = detect_gpu(name, memory)
+    found_label = found.name if found else f"unknown GPU {name!r}"
+    if requested == "auto":
+        if name is None:
+            return "cpu", found, torch.device("cpu")
+        return (found.name if found else name), found, torch.device("cuda:0")
+    spec = get_gpu(requested)
+    if spec.name == "cpu":
+        return "cpu", spec, torch.device("cpu")
+    if found is None or found.name != spec.name:
+        what = "no CUDA GPU (CPU only)" if name is None else f"{name} (profile {found_label})"
+        raise DeviceMismatch(
+            f"--gpu={requested} was requested but the detected device is {what}; run on a "
+            f"{requested} machine, or pass --gpu=auto (or the detected profile) so results are "
+            f"not mislabelled"
+        )
+    return spec.name, spec, torch.device("cuda:0")
