@@ -1,3 +1,6 @@
+import sys
+from pathlib import Path
+
 import torch
 import torch._dynamo  # noqa: F401
 
@@ -6,6 +9,10 @@ import torch._dynamo  # noqa: F401
 torch.set_num_threads(1)
 
 pytest_plugins = ["pytester"]
+
+# shared test helpers (results_factory, cost_toy_workloads) live beside this file; the test
+# folders mirror the packages under plugin/
+sys.path.insert(0, str(Path(__file__).parent))
 
 # pytester runs sessions in-process and afterwards drops the modules they imported. torch
 # registers C++ operator libraries when some of its modules are first imported (optimizers pull

@@ -10,7 +10,7 @@ from trainbench.catalog import gpu_names
 from trainbench.cli import build_parser
 from trainbench.gate.thresholds import parse_thresholds
 
-WORKFLOW = Path(__file__).resolve().parents[1] / "examples" / "github-actions-gpu.yml"
+WORKFLOW = Path(__file__).resolve().parents[2] / "examples" / "github-actions-gpu.yml"
 
 
 def test_workflow_parses_and_uses_real_flags():

@@ -25,7 +25,7 @@ from trainbench.records.results import load_results
 
 pytestmark = pytest.mark.gate_e2e
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WORKLOAD = os.environ.get("TRAINBENCH_E2E_WORKLOAD", "gpt-small")  # scales best on 2 cores
 # Allowed throughput drop. With 20-step runs (~0.15 s windows) a clean-checkout CI rerun once
 # dropped 18.7% (1186 -> 964 samples/s): far too short a window for a VM. With 100 steps, reruns

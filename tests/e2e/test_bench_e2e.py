@@ -7,7 +7,7 @@ from pathlib import Path
 
 from trainbench.records.results import load_results
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_pytest_bench_runs_every_workload_and_leaves_results(tmp_path):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from trainbench.records.results import load_results
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_storage_bench_on_memory_local_s3_and_cached_s3(tmp_path):

@@ -13,7 +13,7 @@ from trainbench.records.results import load_results
 
 pytestmark = pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 USER = str(ROOT / "tests" / "test_preflight_workloads.py")
 GPU_ITEMS = ("cuda_driver", "gpu", "nccl", "bf16")
 

@@ -12,7 +12,7 @@ from trainbench.distributed.launch import Launch, RankFailure, launch
 from trainbench.distributed.worker import FAULT_ENV
 from trainbench.records.results import load_results
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 120  # --dist-timeout in these sessions: a hang would fail after it, not block CI
 
 

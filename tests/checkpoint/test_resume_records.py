@@ -14,7 +14,7 @@ from trainbench.workloads import workload_names
 # file uses now, so later tests keep one copy of each (reference model classes, torch's DCP ops)
 workload_names()
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "test_resume.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "test_resume.py"
 
 
 def test_resume_bench_records_outcome_and_checkpoint_timings(pytester):
