@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from trainbench.data import parse_storage, storage_loader
+from trainbench.data import storage_loader
 from trainbench.data.loader_bench import preloaded_batches, time_epoch
 from trainbench.harness.run import loader_config, resolve_device, run
 from trainbench.workloads import get_workload
@@ -48,13 +48,13 @@ def test_loader(trainbench, tb_workload, tb_storage, tb_workers):
     lcfg = loader_config(cfg, batch, s.device)
     loader = storage_loader(tb_storage, tb_workload, s.size, count, s.seed, lcfg)
     bps = _bytes_per_sample(loader, tb_workload, s.size, s.seed)
-    cached = parse_storage(tb_storage).cached
+    cached = tb_storage.cached
     epochs = [("cold", time_epoch(loader, bps))]
     if cached:
         epochs.append(("warm", time_epoch(loader, bps)))
     common = dict(kind="input", workload=tb_workload, size=s.size, batch_size=batch)
     for state, rate in epochs:
-        label = f"{tb_storage}[{state}]" if cached else tb_storage
+        label = f"{tb_storage}[{state}]" if cached else tb_storage.text
         metrics = {"samples_per_s": rate.samples_per_s, "mb_per_s": rate.mb_per_s,
                    "batch_wait_median_s": sorted(rate.batch_waits_s)[len(rate.batch_waits_s) // 2]}
         if cached and state == "cold":
@@ -69,7 +69,7 @@ def test_loader(trainbench, tb_workload, tb_storage, tb_workers):
 def test_training_storage(trainbench, tb_workload, tb_storage, tb_workers):
     s = trainbench.session
     batch, count = _sizes(trainbench, tb_workload)
-    cached = parse_storage(tb_storage).cached
+    cached = tb_storage.cached
     recs = [trainbench.train(tb_workload, storage=tb_storage, num_workers=tb_workers)]
     if cached:  # same data set, cache kept: every shard is local now
         recs.append(trainbench.train(tb_workload, storage=tb_storage, num_workers=tb_workers,

@@ -56,6 +56,9 @@ class StorageSpec:
     limits: DiskLimits | None = None  # throttle and disk profiles
     cached: bool = False  # behind a local whole-file cache
 
+    def __str__(self) -> str:
+        return self.text
+
     @property
     def throttled(self) -> bool:
         return self.limits is not None

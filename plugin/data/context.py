@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import atexit
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -34,12 +34,6 @@ class StorageSettings:
     s3_endpoint: str | None = None  # --s3-endpoint; None = start a moto server on loopback
     s3_bucket: str = "trainbench"  # --s3-bucket
     skip_corrupt: bool = False  # --skip-corrupt: count and skip corrupt samples instead of failing
-    # loader knobs (--num-workers ...): None = the harness decides
-    num_workers: list[int] | None = None
-    prefetch_factor: int | None = None
-    pin_memory: bool | None = None
-    persistent_workers: bool = False
-    storage: list[str] = field(default_factory=list)  # --storage as given (normalized)
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .backends import parse_storage
+from .backends import StorageSpec
 from .context import current
 from .dataset import collate_skipping
 from .loader import LoaderConfig, make_loader
@@ -13,7 +13,7 @@ from .sampler import ShardShuffle
 __all__ = ["storage_loader"]
 
 
-def storage_loader(storage: str, workload: str, size: str, count: int, seed: int, cfg: LoaderConfig, *,
+def storage_loader(spec: StorageSpec, workload: str, size: str, count: int, seed: int, cfg: LoaderConfig, *,
                    cold_cache: bool = True) -> Any:
     """A StatefulDataLoader over `count` samples of `workload` read from `storage`.
 
@@ -21,7 +21,6 @@ def storage_loader(storage: str, workload: str, size: str, count: int, seed: int
     shards prepared on it once (cached), read and decoded in the loader workers, in
     shard-aware shuffled order. `cold_cache`: a +cache backend starts with an empty cache.
     """
-    spec = parse_storage(storage)
     if spec.kind == "synthetic":
         from ..workloads import get_workload
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from ..data import LoaderConfig, storage_context, storage_loader
+from ..data import LoaderConfig, StorageSpec, parse_storage, storage_loader
 from ..errors import InputError
 from .epochs import Epochs
 from .measure import Measurement, measure
@@ -26,6 +26,9 @@ def resolve_device(name: str = "auto") -> torch.device:
     return torch.device(name)
 
 
+SYNTHETIC = parse_storage("synthetic")  # the workload's generated data set: no storage, no decode
+
+
 @dataclass
 class RunConfig:
     workload: str
@@ -37,11 +40,11 @@ class RunConfig:
     grad_accum: int = 1  # micro-batches per optimizer step
     seed: int = 0
     device: str = "auto"
-    storage: str = "synthetic"  # where samples come from: a --storage backend (plugin/data/backends.py)
-    num_workers: int | None = None  # None = --num-workers (first value) or auto: 0 on CPU, min(4, cores) on CUDA
-    prefetch_factor: int | None = None  # batches in flight per worker; None = --prefetch-factor or torch's 2
-    pin_memory: bool | None = None  # None = --pin-memory, or on for CUDA
-    persistent_workers: bool | None = None  # None = --persistent-workers
+    storage: StorageSpec = SYNTHETIC  # where samples come from: a parsed --storage backend
+    num_workers: int | None = None  # loader worker processes; None = auto: 0 on CPU, min(4, cores) on CUDA
+    prefetch_factor: int | None = None  # batches in flight per worker; None = torch's 2
+    pin_memory: bool | None = None  # page-locked host batches; None = on for CUDA
+    persistent_workers: bool = False
     weights: str | None = None  # local Hugging Face-format checkpoint to start from
     dataset_samples: int | None = None  # None = enough for warm-up + measured steps
     extra: dict[str, Any] = field(default_factory=dict)
@@ -63,19 +66,13 @@ def auto_workers(device: torch.device) -> int:
 
 
 def loader_config(cfg: RunConfig, batch: int, device: torch.device) -> LoaderConfig:
-    """Loader knobs: the RunConfig's, else the session's (--num-workers ...), else automatic."""
-    session = storage_context().settings
-    workers = cfg.num_workers
-    if workers is None:
-        workers = session.num_workers[0] if session.num_workers else auto_workers(device)
-    pin = cfg.pin_memory if cfg.pin_memory is not None else session.pin_memory
-    persistent = cfg.persistent_workers if cfg.persistent_workers is not None else session.persistent_workers
+    """The RunConfig's loader knobs, with the automatic choice where one is None."""
     return LoaderConfig(
         batch_size=batch,
-        num_workers=workers,
-        prefetch_factor=cfg.prefetch_factor or session.prefetch_factor,
-        pin_memory=device.type == "cuda" if pin is None else pin,
-        persistent_workers=persistent,
+        num_workers=auto_workers(device) if cfg.num_workers is None else cfg.num_workers,
+        prefetch_factor=cfg.prefetch_factor,
+        pin_memory=device.type == "cuda" if cfg.pin_memory is None else cfg.pin_memory,
+        persistent_workers=cfg.persistent_workers,
         seed=cfg.seed,
     )
 

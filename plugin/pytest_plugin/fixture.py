@@ -37,7 +37,7 @@ class Bench:
         s = self.session
         base = dict(
             workload=workload, size=s.size, batch_size=s.batch_size, steps=s.steps, warmup=s.warmup,
-            grad_accum=s.grad_accum, seed=s.seed, device=str(s.device), weights=s.weights,
+            grad_accum=s.grad_accum, seed=s.seed, device=str(s.device), weights=s.weights, **s.loader,
         )
         base.update({k: v for k, v in overrides.items() if v is not None})
         return RunConfig(**base)
@@ -58,7 +58,7 @@ class Bench:
         wl = get_workload(workload)
         batch = cfg.batch_size or wl.default_batch_size(cfg.size)
         common = dict(kind=kind, workload=workload, size=cfg.size, precision=precision, batch_size=batch,
-                      storage=cfg.storage, world_size=1, config=_config_json(cfg))
+                      storage=cfg.storage.text, world_size=1, config=_config_json(cfg))
         peak = self.session.spec.peak_flops(_catalog_key(precision)) if self.session.spec else None
         try:
             out = run(cfg, peak_flops_per_s=peak, loader=loader)
@@ -78,7 +78,7 @@ class Bench:
         if feed_benchmark_stats:
             feed_benchmark(self.benchmark, out.measurement.step_times_s,
                            {**rec.metrics, "workload": workload, "precision": precision, "size": cfg.size,
-                            "batch_size": batch, "storage": cfg.storage, "gpu": rec.gpu})
+                            "batch_size": batch, "storage": cfg.storage.text, "gpu": rec.gpu})
         return rec
 
 

@@ -54,8 +54,10 @@ def _topologies(config: pytest.Config) -> list[str]:
 
 
 @_axis("tb_storage")
-def _storages(config: pytest.Config) -> list[str]:
-    return config.getoption("--storage") or ["local"]
+def _storages(config: pytest.Config) -> list:
+    from ..data import parse_storage
+
+    return config.getoption("--storage") or [parse_storage("local")]
 
 
 @_axis("tb_workers")
@@ -111,6 +113,12 @@ def pytest_configure(config: pytest.Config) -> None:
         weights=config.getoption("--weights"),
         results_path=Path(results) if results else default_results_path(config.rootpath),
         report_path=config.rootpath / config.getoption("--trainbench-report"),
+        loader=dict(
+            num_workers=(config.getoption("--num-workers") or [None])[0],
+            prefetch_factor=config.getoption("--prefetch-factor"),
+            pin_memory=config.getoption("--pin-memory"),
+            persistent_workers=config.getoption("--persistent-workers"),
+        ),
     )
     config.stash[SESSION_KEY] = session
     configure_gate(config)  # reads --trainbench-baseline now: a bad file fails before benchmarks run
@@ -119,11 +127,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _configure_storage(config: pytest.Config) -> None:
     from ..data import context as storage
-    from ..data.backends import parse_storage
     from .options import settings_from_config
 
     ctx = storage.configure(settings_from_config(config))
-    if any(parse_storage(s).kind == "s3" for s in ctx.settings.storage):
+    if any(spec.kind == "s3" for spec in config.getoption("--storage") or []):
         try:
             ctx.s3_target()  # start moto / probe the endpoint now: a dead one fails in seconds
         except TrainbenchError as exc:
@@ -167,7 +174,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for name, values in AXES.items():
         if name in metafunc.fixturenames:
-            metafunc.parametrize(name, values(metafunc.config), scope="function")
+            metafunc.parametrize(name, values(metafunc.config), ids=str, scope="function")
 
 
 @pytest.fixture(scope="session")

@@ -21,10 +21,6 @@ __all__ = ["add_options", "prices_for", "settings_from_config", "DEFAULT_DIST_TI
 DEFAULT_DIST_TIMEOUT_S = 900.0  # one torchrun launch, start-up included; a hang fails after this
 
 
-def _storage_texts(value: str) -> list[str]:
-    return [s.text for s in parse_storage_list(value)]
-
-
 def _price_file(value: str) -> str:
     read_price_file(value)  # validated where it enters
     return value
@@ -59,7 +55,7 @@ def add_options(parser: pytest.Parser) -> None:
                     help="results file to write (default reports/results/<time>-<host>.json)")
     group.addoption("--trainbench-report", default="reports/latest.md", metavar="PATH",
                     help="markdown summary written at session end (default reports/latest.md)")
-    group.addoption("--storage", type=domain("--storage", _storage_texts), default=None,
+    group.addoption("--storage", type=domain("--storage", parse_storage_list), default=None,
                     help="comma list of storage backends -> one storage benchmark per backend: synthetic, memory, "
                          "local, s3, gp3, st1, cloud-ssd, essd-pl0..essd-pl3, throttle:<MB/s>,<IOPS>, and any of "
                          "them with +cache (e.g. s3+cache). Default: local for bench/test_storage.py; "
@@ -115,11 +111,6 @@ def settings_from_config(config: Any) -> StorageSettings:
         s3_endpoint=opt("--s3-endpoint"),
         s3_bucket=opt("--s3-bucket"),
         skip_corrupt=opt("--skip-corrupt"),
-        num_workers=opt("--num-workers"),
-        prefetch_factor=opt("--prefetch-factor"),
-        pin_memory=opt("--pin-memory"),
-        persistent_workers=opt("--persistent-workers"),
-        storage=opt("--storage") or [],
     )
 
 

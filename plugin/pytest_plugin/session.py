@@ -31,6 +31,9 @@ class BenchSession:
     weights: str | None
     results_path: Path
     report_path: Path
+    # loader knobs for every training benchmark (--num-workers' first value, --prefetch-factor,
+    # --pin-memory, --persistent-workers); None = the harness's automatic choice
+    loader: dict[str, Any] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)
     records: list[Record] = field(default_factory=list)
     records_by_test: dict[str, list[Record]] = field(default_factory=dict)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from trainbench.cli import main
-from trainbench.data.backends import MemoryOpener
+from trainbench.data.backends import MemoryOpener, parse_storage
 from trainbench.data.codec import render_jpeg
 from trainbench.data.dataset import ShardDataset
 from trainbench.data.sampler import ShardShuffle
@@ -100,8 +100,8 @@ def test_cached_backend_with_workers_reads_what_the_backend_holds(tmp_path):
     storage.configure(StorageSettings(cache_root=str(tmp_path)))
     try:
         cfg = LoaderConfig(batch_size=4, num_workers=2, seed=1)
-        plain = list(storage_loader("local", "gpt-small", "tiny", 48, 0, cfg))
-        loader = storage_loader("local+cache", "gpt-small", "tiny", 48, 0, cfg)
+        plain = list(storage_loader(parse_storage("local"), "gpt-small", "tiny", 48, 0, cfg))
+        loader = storage_loader(parse_storage("local+cache"), "gpt-small", "tiny", 48, 0, cfg)
         cold, warm = list(loader), list(loader)
         cache_dir = loader.trainbench_data.cache_dir
     finally:

@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 from trainbench.data import StorageSettings, storage_context
 from trainbench.data import context as storage
+from trainbench.data import parse_storage
 from trainbench.harness.run import RunConfig, run
 from trainbench.workloads import Workload, register_workload, workloads
 
@@ -68,7 +69,7 @@ def _compute_s(out) -> float:
 
 
 def _run(storage_name: str, workers: int, steps: int = 40):
-    cfg = RunConfig(workload=NAME, steps=steps, warmup=4, device="cpu", storage=storage_name, num_workers=workers,
+    cfg = RunConfig(workload=NAME, steps=steps, warmup=4, device="cpu", storage=parse_storage(storage_name), num_workers=workers,
                     batch_size=BATCH)
     return run(cfg)
 
