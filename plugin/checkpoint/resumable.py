@@ -204,17 +204,18 @@ def _run(cfg: TrainJobConfig, dist: _Dist, device: torch.device, say: Callable[[
     run_cfg = RunConfig(workload=cfg.workload, size=cfg.size, precision=cfg.precision, batch_size=batch,
                         steps=cfg.steps, warmup=0, grad_accum=cfg.grad_accum, seed=cfg.seed,
                         device=str(device), num_workers=cfg.num_workers, dataset_samples=n)
-    trainer = build_trainer(run_cfg, loader)
-    epochs = trainer.batches
-    seen = _SeenIndices(epochs)
-    trainer.batches = seen
     warmup = cfg.lr_warmup if cfg.lr_warmup is not None else max(1, cfg.steps // 10)
-    trainer.scheduler = torch.optim.lr_scheduler.LambdaLR(trainer.optimizer, _lr_lambda(warmup, cfg.steps))
+    wrap = None
     if dist.active:
         from torch.nn.parallel import DistributedDataParallel
 
-        trainer.model = DistributedDataParallel(
-            trainer.model, device_ids=[device.index] if device.type == "cuda" else None)
+        def wrap(model):
+            return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    trainer = build_trainer(run_cfg, loader, wrap=wrap, scheduler=lambda opt: torch.optim.lr_scheduler.LambdaLR(
+        opt, _lr_lambda(warmup, cfg.steps)))
+    epochs = trainer.batches
+    seen = _SeenIndices(epochs)
+    trainer.batches = seen
     identity = cfg.identity(dist.world_size)
     result = JobResult(status="completed", exit_code=0, steps_done=0, start_step=0)
 

@@ -33,7 +33,6 @@ def _run(args: argparse.Namespace) -> int:
     cfg = RunConfig(workload=args.workload, size=args.size, precision=args.precision, batch_size=args.batch_size,
                     steps=args.steps, warmup=args.warmup, grad_accum=args.grad_accum, device=str(device),
                     num_workers=args.num_workers)
-    peak = spec.peak_flops(args.precision) if spec else None
-    out = run(cfg, peak_flops_per_s=peak)
+    out = run(cfg, gpu=spec)
     print(json.dumps({"gpu": profile, "workload": args.workload, **out.metrics}, indent=1))
     return 0

@@ -91,12 +91,9 @@ def _train(args: Any, ctx: RankContext, k: int, group: Any, fault: FaultPoint) -
     cfg = RunConfig(workload=args.workload, size=args.size, precision=args.precision, batch_size=b,
                     steps=args.steps, warmup=args.warmup, grad_accum=args.grad_accum, seed=args.seed,
                     device=str(ctx.device))
-    trainer = build_trainer(cfg, loader)
+    trainer = build_trainer(cfg, loader, wrap=lambda model: DistributedDataParallel(
+        model, device_ids=[ctx.device.index] if cuda else None, process_group=group, bucket_cap_mb=args.bucket_mb))
     trainer.batches = fault.wrap(trainer.batches)
-    trainer.model = DistributedDataParallel(
-        trainer.model, device_ids=[ctx.device.index] if cuda else None, process_group=group,
-        bucket_cap_mb=args.bucket_mb,
-    )
     with trainer.precision.context(ctx.device):
         synced = measure(trainer, warmup=args.warmup, steps=args.steps, samples_per_step=per_step)
         if args.save_params and ctx.rank == 0:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
+from torch import nn
 
+from ..catalog import GpuSpec
 from ..data import LoaderConfig, StorageSpec, parse_storage, storage_loader
 from ..errors import InputError
 from .epochs import Epochs
@@ -77,8 +79,14 @@ def loader_config(cfg: RunConfig, batch: int, device: torch.device) -> LoaderCon
     )
 
 
-def build_trainer(cfg: RunConfig, loader: Any | None = None) -> Trainer:
-    """Seeded model + optimizer + loader + Trainer on the resolved device."""
+def build_trainer(cfg: RunConfig, loader: Any | None = None, *,
+                  scheduler: Callable[[torch.optim.Optimizer], Any] | None = None,
+                  wrap: Callable[[nn.Module], nn.Module] | None = None) -> Trainer:
+    """Seeded model + optimizer + loader + Trainer on the resolved device.
+
+    `scheduler(optimizer)` builds the LR scheduler stepped after every optimizer step; `wrap(model)`
+    wraps the model once it is on its device (DistributedDataParallel, FSDP), before training.
+    """
     workload = get_workload(cfg.workload)
     device = resolve_device(cfg.device)
     precision = get_precision(cfg.precision)
@@ -96,10 +104,15 @@ def build_trainer(cfg: RunConfig, loader: Any | None = None) -> Trainer:
         n = cfg.dataset_samples or batch * cfg.grad_accum * (cfg.steps + cfg.warmup)
         loader = storage_loader(cfg.storage, cfg.workload, cfg.size, n, cfg.seed, loader_config(cfg, batch, device),
                                 cold_cache=cfg.extra.get("cold_cache", True))  # +cache: empty cache first
-    return Trainer(workload, model, optimizer, Epochs(loader), device, precision, cfg.grad_accum)
+    if wrap is not None:
+        model = wrap(model)
+    return Trainer(workload, model, optimizer, Epochs(loader), device, precision, cfg.grad_accum,
+                   scheduler=scheduler(optimizer) if scheduler else None)
 
 
-def run(cfg: RunConfig, peak_flops_per_s: float | None = None, loader: Any | None = None) -> RunOutput:
+def run(cfg: RunConfig, gpu: GpuSpec | None = None, loader: Any | None = None) -> RunOutput:
+    """Measure one training benchmark. `gpu`: the catalog entry of the device, whose dense peak
+    at this precision is the MFU denominator (looked up here, and only here)."""
     trainer = build_trainer(cfg, loader)
     workload = trainer.workload
     batch = cfg.batch_size or workload.default_batch_size(cfg.size)
@@ -108,7 +121,7 @@ def run(cfg: RunConfig, peak_flops_per_s: float | None = None, loader: Any | Non
     metrics = training_metrics(
         m,
         flops_per_sample=workload.flops_per_sample(cfg.size),
-        peak_flops_per_s=peak_flops_per_s,
+        peak_flops_per_s=gpu.peak_flops(trainer.precision.catalog_key) if gpu else None,
         tokens_per_sample=workload.tokens_per_sample(cfg.size) if workload.tokens_per_sample else None,
     )
     return RunOutput(cfg, m, metrics, trainer.device)

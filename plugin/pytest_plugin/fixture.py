@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from .benchmark_bridge import feed_benchmark
-from ..harness.precision import UnsupportedPrecision, get_precision
+from ..harness.precision import UnsupportedPrecision
 from ..harness.run import RunConfig, RunOutput, run
 from ..records.record import Record
 from .session import BenchSession
@@ -59,9 +59,8 @@ class Bench:
         batch = cfg.batch_size or wl.default_batch_size(cfg.size)
         common = dict(kind=kind, workload=workload, size=cfg.size, precision=precision, batch_size=batch,
                       storage=cfg.storage.text, world_size=1, config=_config_json(cfg))
-        peak = self.session.spec.peak_flops(_catalog_key(precision)) if self.session.spec else None
         try:
-            out = run(cfg, peak_flops_per_s=peak, loader=loader)
+            out = run(cfg, gpu=self.session.spec, loader=loader)
         except UnsupportedPrecision as exc:
             self._benchmark_unused()
             self.record(status="skipped", message=str(exc), **common)
@@ -80,10 +79,6 @@ class Bench:
                            {**rec.metrics, "workload": workload, "precision": precision, "size": cfg.size,
                             "batch_size": batch, "storage": cfg.storage.text, "gpu": rec.gpu})
         return rec
-
-
-def _catalog_key(precision: str) -> str:
-    return get_precision(precision).catalog_key
 
 
 def _config_json(cfg: RunConfig) -> dict[str, Any]:

@@ -7,7 +7,6 @@ import torch.nn.functional as F
 
 from ..models import bert, gpt, resnet
 from ..errors import InputError
-from .registry import register_workload
 from .spec import Workload
 from .synthetic import SyntheticImages, SyntheticTextPairs, SyntheticTokenStream
 
@@ -64,7 +63,8 @@ def _cfg(module, size):
         raise InputError(f"unknown --size={size}; known: {', '.join(module.PRESETS)}") from None
 
 
-register_workload(
+# Registered by the workload registry on first use (this module registers nothing itself).
+BUILTIN_WORKLOADS: tuple[Workload, ...] = (
     Workload(
         name="resnet50",
         model=lambda size: resnet.build(_cfg(resnet, size)),
@@ -78,10 +78,7 @@ register_workload(
         epoch_source="ImageNet-1k train: 1,281,167 images",
         batch_size={"tiny": 16, "full": 128},
         description="ResNet-50 v1.5 image classification, SGD + momentum",
-    )
-)
-
-register_workload(
+    ),
     Workload(
         name="bert-base",
         model=lambda size: bert.build(_cfg(bert, size)),
@@ -97,10 +94,7 @@ register_workload(
         tokens_per_sample=lambda size: _cfg(bert, size).seq_len,
         description="BERT-base encoder + classification head fine-tuning, AdamW",
         load_weights=_load_hf,
-    )
-)
-
-register_workload(
+    ),
     Workload(
         name="gpt-small",
         model=lambda size: gpt.build(_cfg(gpt, size)),
@@ -114,5 +108,5 @@ register_workload(
         tokens_per_sample=lambda size: _cfg(gpt, size).block_size,
         description="GPT-2 small (124M) language modelling, AdamW",
         load_weights=_load_hf,
-    )
+    ),
 )

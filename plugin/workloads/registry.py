@@ -16,7 +16,10 @@ def _ensure_builtins() -> None:
     global _BUILTINS_LOADED
     if not _BUILTINS_LOADED:
         _BUILTINS_LOADED = True
-        from . import builtin  # noqa: F401  (registers resnet50, bert-base, gpt-small)
+        from .builtin import BUILTIN_WORKLOADS  # resnet50, bert-base, gpt-small
+
+        for workload in BUILTIN_WORKLOADS:
+            _REGISTRY.register(workload.name, workload)
 
 
 def register_workload(workload: Workload) -> Workload:
