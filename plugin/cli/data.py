@@ -15,6 +15,7 @@ import fsspec
 
 from ..data.s3 import S3Target, check_reachable, s3_filesystem
 from ..data.shards import prepare_shards, read_manifest
+from .types import nonneg_int, positive_int
 from ..errors import InputError
 
 __all__ = ["add_parser"]
@@ -26,12 +27,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = data_sub.add_parser("prepare", help="write a workload's synthetic data set as webdataset tar shards")
     p.add_argument("--workload", required=True, help="registered workload, e.g. resnet50")
     p.add_argument("--size", default="tiny", help="model preset the samples are shaped for (tiny, full)")
-    p.add_argument("--count", type=int, default=1024, help="samples to write (default 1024)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--count", type=positive_int("--count"), default=1024, help="samples to write (default 1024)")
+    p.add_argument("--seed", type=nonneg_int("--seed"), default=0)
     p.add_argument("--to", required=True, metavar="URL",
                    help="a directory, memory://path, or s3://bucket/prefix (with --s3-endpoint or AWS's default)")
     p.add_argument("--s3-endpoint", default=None, help="S3 endpoint URL for s3:// targets")
-    p.add_argument("--processes", type=int, default=None, help="encoder processes (default: one per core)")
+    p.add_argument("--processes", type=positive_int("--processes"), default=None, help="encoder processes (default: one per core)")
     p.add_argument("--force", action="store_true", help="rewrite even if a complete data set is there")
     p.set_defaults(func=_run)
 

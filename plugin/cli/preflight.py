@@ -15,7 +15,9 @@ import warnings
 from pathlib import Path
 
 from ..records.environment import capture_environment
-from ..harness.precision import PRECISIONS
+from ..errors import InputError
+from ..harness.precision import PRECISIONS, get_precision
+from ..harness.run import resolve_device
 from .types import comma_list, gpu, nonneg_int, positive_int
 from ..preflight.plugins import load_plugin
 from ..preflight.report import format_checklist, to_records
@@ -72,9 +74,8 @@ def run(args: argparse.Namespace) -> int:
         pipeline=not args.no_pipeline, read_probe=not args.no_read_probe,
     )
     if not Path(cfg.data_dir).is_dir():
-        from ..errors import InputError
-
         raise InputError(f"--data-dir={cfg.data_dir}: no such directory; create it or pass another")
+    get_precision(cfg.precision).check(resolve_device("auto"))  # e.g. tf32 on a CPU: exit 2 naming the flag
     result = run_preflight(cfg)
     f = result.facts
     title = (f"trainbench preflight: device {result.device}, profile {result.profile}, size {result.size}, "

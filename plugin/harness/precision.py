@@ -38,15 +38,15 @@ class Precision:
             major, _ = torch.cuda.get_device_capability(device)
             if self.name == "tf32" and major < 8:
                 raise UnsupportedPrecision(
-                    f"tf32 needs an Ampere or newer GPU (compute capability 8.0+), found "
+                    f"--precision=tf32 needs an Ampere or newer GPU (compute capability 8.0+), found "
                     f"{torch.cuda.get_device_name(device)}: use --precision=fp16 or fp32"
                 )
             if self.name == "bf16" and major < 8:  # native bf16 from Ampere on (a T4 only emulates it)
                 raise UnsupportedPrecision(
-                    f"{torch.cuda.get_device_name(device)} has no bf16 support: use --precision=fp16"
+                    f"--precision=bf16: {torch.cuda.get_device_name(device)} has no bf16 support: use --precision=fp16"
                 )
         elif self.name == "tf32":
-            raise UnsupportedPrecision("tf32 is a CUDA tensor-core mode; on CPU use fp32 or bf16")
+            raise UnsupportedPrecision("--precision=tf32: tf32 is a CUDA tensor-core mode; on CPU use fp32 or bf16")
 
     @contextlib.contextmanager
     def context(self, device: torch.device) -> Iterator[None]:

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from machine_probe import FREE_SPEEDUP, two_thread_speedup
 
 from trainbench.records.results import load_results
 
@@ -55,29 +56,12 @@ def _env() -> dict[str, str]:
     return env
 
 
-_PROBE = """
-import time, torch
-a = torch.randn(384, 384)
-def rate(n):
-    torch.set_num_threads(n)
-    t = time.perf_counter()
-    for _ in range(40):
-        a @ a
-    return 1 / (time.perf_counter() - t)
-rate(2); rate(1)
-one, two = [], []
-for _ in range(5):
-    one.append(rate(1)); two.append(rate(2))
-print(sorted(two)[2] / sorted(one)[2])
-"""
 
 
 def _require_free(pair: list[int], when: str) -> None:
     """Skip unless 2 threads on `pair` clearly beat 1, measured side by side right now."""
-    out = subprocess.run(_pinned(pair) + [sys.executable, "-c", _PROBE], capture_output=True, text=True,
-                         timeout=120, env=_env())
-    speedup = float(out.stdout.strip().splitlines()[-1])
-    if speedup < 1.3:
+    speedup = two_thread_speedup(_pinned(pair), _env())
+    if speedup < FREE_SPEEDUP:
         pytest.skip(f"CPUs {pair} are not free {when}: 2 threads ran {speedup:.2f}x the speed of 1 side by "
                     f"side (other processes hold the cores), so runs would measure the neighbours")
 
