@@ -1,4 +1,4 @@
-"""Metric arithmetic (DESIGN.md "Metric definitions"): throughput, step-time quantiles, stall
+"""Metric arithmetic: throughput, step-time quantiles, stall
 ratio, MFU, energy. FLOPs come from the workload, peaks from the catalog; MFU is None when the
 peak is unknown, never a guessed denominator."""
 

@@ -1,7 +1,7 @@
 """GPU profiles: specs and dense peak FLOPs per precision, from `gpus.csv` (dated, sourced).
 
 The catalog only states peaks; the metrics layer divides and prints "n/a" when a peak is
-unknown (STYLE.md 6).
+unknown.
 """
 
 from __future__ import annotations

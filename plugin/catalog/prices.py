@@ -77,7 +77,7 @@ class PriceRow:
         return (self.cloud, self.region, self.instance_type)
 
     def price_per_gpu(self, spot: bool = False) -> float | None:
-        """USD per GPU-hour: instance price / GPUs in the instance (DESIGN.md cost per epoch)."""
+        """USD per GPU-hour: instance price / GPUs in the instance."""
         price = self.spot_usd_per_hour if spot else self.on_demand_usd_per_hour
         return None if price is None else price / self.gpu_count
 

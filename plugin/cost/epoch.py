@@ -1,4 +1,4 @@
-"""Cost and time per epoch from a throughput and a price (DESIGN.md "cost per epoch").
+"""Cost and time per epoch from a throughput and a price.
 
     hours = epoch_samples / samples_per_s / 3600
     cost  = hours x price per GPU-hour x GPUs used

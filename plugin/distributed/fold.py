@@ -1,4 +1,4 @@
-"""Rank 0's `result.json` -> Record fields (the results-file contract of DESIGN.md).
+"""Rank 0's `result.json` -> Record fields (the results-file contract).
 
 Used by the pytest side after a launch, and by rank 0 itself with `--results` on multi-node
 runs (where no pytest process sees the other nodes).

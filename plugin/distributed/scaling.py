@@ -1,4 +1,4 @@
-"""DDP scaling arithmetic (DESIGN.md "Metric definitions").
+"""DDP scaling arithmetic.
 
 scaling efficiency = throughput on N ranks / (N x throughput on 1 rank)
 

@@ -12,7 +12,7 @@ torchdata's StatefulDistributedSampler): the shuffle order of epoch e is then a 
 (seed, e), not of a generator's history. A run that must resume exactly uses
 StatefulDistributedSampler (plugin/checkpoint/resumable.py does): with the loader's default
 shuffling, torchdata 0.11 can change the order of the epoch after a resume
-(meta-pytorch/data#1437; tests/test_resume_epochs.py).
+(meta-pytorch/data#1437; tests/checkpoint/test_resume_epochs.py).
 """
 
 from __future__ import annotations

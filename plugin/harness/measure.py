@@ -1,6 +1,6 @@
 """The measured window: warm-up steps (not measured), then `steps` timed optimizer steps.
 
-Throughput (DESIGN.md): measured samples / wall time from the start of the first measured step
+Throughput: measured samples / wall time from the start of the first measured step
 to the end of the last, with the device synchronized at both ends -- never a mean of per-step
 rates. Per-step times and input waits come from the same clock marks, so they add up to the
 window on the device timeline.

@@ -1,4 +1,4 @@
-"""The one timing primitive (STYLE.md 7): CUDA events on a GPU, `time.perf_counter` elsewhere.
+"""The one timing primitive: CUDA events on a GPU, `time.perf_counter` elsewhere.
 
 A mark is cheap and never synchronizes; the device is synchronized only when a number is read
 (`seconds`) or at the edges of a measured window (`synchronize`). On a GPU the marks sit on the

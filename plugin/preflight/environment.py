@@ -1,7 +1,7 @@
 """Environment items of the checklist: pure functions of `Facts` and the run's settings.
 
 Each returns one `Check`; none touches the machine, so tests fake any machine by building a
-`Facts` by hand (`tests/test_preflight_environment.py`).
+`Facts` by hand (`tests/preflight/test_preflight_environment.py`).
 """
 
 from __future__ import annotations

@@ -65,4 +65,4 @@ def estimate_fit(workload, size: str, precision: str, batch: int, spec: GpuSpec 
         amp = estimate_memory(workload, size, "bf16" if spec.peak_tflops.get("bf16") else "fp16")
     fit = check_fit(est, spec, batch, amp)
     return MemoryFit(spec.name, batch, fit.needed_bytes, fit.usable_bytes, fit.largest_batch, tuple(fit.advice),
-                     "plugin.cost: " + "; ".join(est.notes))
+                     "memory estimate: " + "; ".join(est.notes))

@@ -7,7 +7,7 @@ real training loop has and turns input waits into idle time. So the harness meas
 events on GPUs) and this module records those durations as the rounds of the fixture's stats,
 one round per optimizer step, through `BenchmarkFixture._make_stats` (pytest-benchmark 5.x; no
 public API takes external durations). The version pin in pyproject and
-tests/test_plugin_benchmark.py guard it.
+tests/pytest_plugin/test_benchmark_bridge.py guard it.
 """
 
 from __future__ import annotations

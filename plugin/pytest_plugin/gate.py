@@ -1,6 +1,6 @@
 """Gate a pytest session against a baseline results file: `--trainbench-baseline FILE`.
 
-Wiring (plugin/options.py and plugin/pytest_plugin.py call these):
+Wiring (options.py and hooks.py beside this module call these):
 
 - `add_options(group)`: the three options, in the "trainbench" group.
 - `configure_gate(config)`: at pytest_configure; reads the baseline *before* any benchmark

@@ -1,6 +1,6 @@
 """One `Record` per benchmark: configuration + status + metrics + raw step times.
 
-The field names are the results-file contract of DESIGN.md; other tools (report, compare,
+The field names are the results-file contract; other tools (report, compare,
 gate, select) read them, so add fields, never rename them.
 """
 
@@ -14,7 +14,7 @@ __all__ = ["Record", "KINDS", "STATUSES", "METRIC_KEYS"]
 KINDS = ("training", "input", "resume", "collective", "ddp", "preflight", "memory", "harness")
 STATUSES = ("passed", "failed", "skipped", "oom", "error")
 
-# The metric keys with a fixed meaning (DESIGN.md "Metric definitions"); others may be added.
+# The metric keys with a fixed meaning; others may be added.
 METRIC_KEYS = (
     "samples_per_s",  # measured samples / measured wall time (device synced at both ends)
     "tokens_per_s",  # text workloads: samples_per_s x tokens per sample

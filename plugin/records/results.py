@@ -1,4 +1,4 @@
-"""The results file: one JSON document per pytest session (DESIGN.md "Results file").
+"""The results file: one JSON document per pytest session.
 
     {"schema": "trainbench-results/1", "environment": {...}, "records": [Record, ...]}
 

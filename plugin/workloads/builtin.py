@@ -1,4 +1,4 @@
-"""The three reference workloads (DESIGN.md "Workloads"), built on `reference_models/`."""
+"""The three reference workloads, built on `reference_models/`."""
 
 from __future__ import annotations
 

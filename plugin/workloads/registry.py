@@ -1,4 +1,4 @@
-"""The workload registry (STYLE.md 8): a dict, `register()` refusing duplicates, lookups
+"""The workload registry: a dict, `register()` refusing duplicates, lookups
 whose error lists what exists."""
 
 from __future__ import annotations
