@@ -45,12 +45,18 @@ def training_metrics(
     samples_per_s = m.samples / m.wall_s
     model_flops = flops_per_sample * samples_per_s
     energy = m.telemetry.get("energy_j")
+    power = m.telemetry.get("power_w_mean")
+    if energy is not None and m.wall_s > 0:
+        power = energy / m.wall_s  # mean power from the energy counter over the window
     out: dict[str, Any] = {
         "samples_per_s": samples_per_s,
         "tokens_per_s": samples_per_s * tokens_per_sample if tokens_per_sample else None,
         **step_time_stats(m.step_times_s),
         "stall_ratio": stall_ratio(m.input_wait_s, m.step_times_s),
         "input_wait_s_total": float(sum(m.input_wait_s)),
+        # host-to-device copy share, measured apart from the loader wait: a perfect loader reads
+        # 0 stall; a pageable (unpinned) copy shows here instead
+        "h2d_copy_ratio": float(sum(m.copy_s)) / float(sum(m.step_times_s)) if m.copy_s else None,
         "wall_s": m.wall_s,
         "samples_measured": m.samples,
         "peak_mem_bytes": m.peak_mem_bytes,
@@ -58,7 +64,7 @@ def training_metrics(
         "model_flops_per_s": model_flops,
         "mfu": mfu(model_flops, peak_flops_per_s),
         "gpu_util_mean": m.telemetry.get("gpu_util_mean"),
-        "power_w_mean": m.telemetry.get("power_w_mean"),
+        "power_w_mean": power,
         "energy_j": energy,
         "energy_j_per_sample": energy / m.samples if energy is not None else None,
         "cpu_percent_mean": m.telemetry.get("cpu_percent_mean"),

@@ -26,12 +26,13 @@ class Measurement:
     samples: int  # samples processed in the measured window
     wall_s: float  # host wall time of the window, device synced at both ends
     step_times_s: list[float]  # per optimizer step, device timeline
-    input_wait_s: list[float]  # per optimizer step: fetch + host-to-device copy
+    input_wait_s: list[float]  # per optimizer step: blocked in next(loader) (the loader's wait)
     losses: list[float]  # per measured step
     peak_mem_bytes: int | None
     peak_mem_reserved_bytes: int | None
     peak_mem_kind: str  # "cuda_allocated" or "process_rss": never mixed in one column
     telemetry: dict[str, Any] = field(default_factory=dict)
+    copy_s: list[float] = field(default_factory=list)  # per optimizer step: host-to-device copy
 
 
 def measure(trainer: Trainer, *, warmup: int, steps: int, samples_per_step: int) -> Measurement:
@@ -40,7 +41,8 @@ def measure(trainer: Trainer, *, warmup: int, steps: int, samples_per_step: int)
     clock, device = trainer.clock, trainer.device
     cuda = device.type == "cuda"
     process = ProcessTelemetry()
-    nvml = NvmlTelemetry(device.index or 0) if cuda else None  # NVML init: before, not between
+    # NVML init before the warm-up, not between it and the window; the handle found by UUID
+    nvml = NvmlTelemetry(device.index if device.index is not None else torch.cuda.current_device()) if cuda else None
     # Garbage left by model construction or earlier benchmarks is collected before the warm-up,
     # not by a full collection (~150 ms with torch loaded, measured) inside the window. Not
     # between warm-up and window: a pause there lets a starved input pipeline queue batches
@@ -51,17 +53,18 @@ def measure(trainer: Trainer, *, warmup: int, steps: int, samples_per_step: int)
 
     if cuda:
         torch.cuda.reset_peak_memory_stats(device)
-    process.start()
-    if nvml is not None:
-        nvml.start()
 
-    marks: list = []  # (before_fetch, after_copy) per micro-batch
+    marks: list = []  # (before_fetch, after_fetch, after_copy) per micro-batch
     boundaries = []
     # Losses are copied into one preallocated device tensor (no sync). Keeping each step's 0-d
     # loss tensor alive instead slowed a tiny CPU model's later steps by ~10% (measured: the
     # small long-lived allocations fragment the heap the activations are carved from).
     losses = torch.empty(steps, device=device)
     clock.synchronize()
+    # telemetry after the synchronize that opens the window: the warm-up's tail is not billed
+    process.start()
+    if nvml is not None:
+        nvml.start()
     t0 = time.perf_counter()
     for i in range(steps):
         boundaries.append(len(marks))
@@ -76,9 +79,11 @@ def measure(trainer: Trainer, *, warmup: int, steps: int, samples_per_step: int)
 
     starts = [marks[i][0] for i in boundaries] + [end]
     step_times = [clock.seconds(a, b) for a, b in zip(starts, starts[1:])]
-    waits = [clock.seconds(a, b) for a, b in marks]
+    waits = [clock.seconds(a, b) for a, b, _ in marks]
+    copies = [clock.seconds(b, c) for _, b, c in marks]
     k = trainer.grad_accum
     input_wait = [sum(waits[i * k : (i + 1) * k]) for i in range(steps)]
+    copy = [sum(copies[i * k : (i + 1) * k]) for i in range(steps)]
 
     if cuda:
         peak = torch.cuda.max_memory_allocated(device)
@@ -91,6 +96,7 @@ def measure(trainer: Trainer, *, warmup: int, steps: int, samples_per_step: int)
         wall_s=wall,
         step_times_s=step_times,
         input_wait_s=input_wait,
+        copy_s=copy,
         losses=losses.tolist(),
         peak_mem_bytes=peak,
         peak_mem_reserved_bytes=reserved,

@@ -26,7 +26,7 @@ class DeviceClock:
     def mark(self) -> Mark:
         if self.cuda:
             event = torch.cuda.Event(enable_timing=True)
-            event.record()
+            event.record(torch.cuda.current_stream(self.device))  # this device's stream, not device 0's
             return event
         return time.perf_counter()
 

@@ -1,7 +1,8 @@
 """The training step: k micro-batches (gradient accumulation) -> one optimizer step.
 
-Nothing in `step()` that a plain PyTorch training loop would not do, except two clock marks per
-micro-batch around the input fetch (perf_counter values or CUDA events: no synchronization).
+Nothing in `step()` that a plain PyTorch training loop would not do, except three clock marks
+per micro-batch around the input fetch and its host-to-device copy (perf_counter values or CUDA
+events: no synchronization).
 """
 
 from __future__ import annotations
@@ -58,17 +59,21 @@ class Trainer:
     def step(self, marks: list[tuple[Mark, Mark]] | None = None) -> torch.Tensor:
         """One optimizer step; returns the mean micro-batch loss as a 0-d device tensor.
 
-        `marks` (optional) receives one (before_fetch, after_copy) pair per micro-batch: the
-        input wait of that micro-batch on the device timeline.
+        `marks` (optional) receives one (before_fetch, after_fetch, after_copy) triple per
+        micro-batch: the wait for the loader and the host-to-device copy of that micro-batch.
         """
         self.optimizer.zero_grad(set_to_none=True)
         k = self.grad_accum
         losses = []
         for micro in range(k):
-            before = self.clock.mark() if marks is not None else None
-            batch = to_device(next(self.batches), self.device)
-            if marks is not None:
-                marks.append((before, self.clock.mark()))
+            if marks is None:
+                batch = to_device(next(self.batches), self.device)
+            else:
+                before = self.clock.mark()
+                host = next(self.batches)
+                fetched = self.clock.mark()
+                batch = to_device(host, self.device)
+                marks.append((before, fetched, self.clock.mark()))
             with self._no_sync(micro == k - 1):
                 with self.precision.autocast(self.device):
                     loss = self.workload.loss(self.model, batch)

@@ -1,6 +1,11 @@
-"""NVML telemetry: GPU utilization, memory and power sampled at >= 10 Hz, energy from the
-board's total-energy counter (Volta and newer). Every field is None when NVML or the GPU is
-absent, or when the board does not report it; nothing fails."""
+"""NVML telemetry: GPU utilization, memory, power, SM clock and clock-event (throttle) reasons
+sampled at >= 10 Hz, energy from the board's total-energy counter (Volta and newer). Every field
+is None when NVML or the GPU is absent, or when the board does not report it; nothing fails.
+
+The handle is found by the CUDA device's UUID: NVML ignores CUDA_VISIBLE_DEVICES and numbers
+GPUs by PCI bus, so NVML's index i is not torch's cuda:i. NVML's power reading is a ~1 s
+average on recent boards: windows shorter than that are flagged, and mean power comes from the
+energy counter (energy / wall time) where the board has one."""
 
 from __future__ import annotations
 
@@ -8,7 +13,56 @@ from typing import Any
 
 from .sampler import PeriodicSampler
 
-__all__ = ["NvmlTelemetry", "nvml_available"]
+__all__ = ["NvmlTelemetry", "nvml_available", "match_uuid", "nvml_handle", "event_reason_names", "SHORT_WINDOW_S"]
+
+SHORT_WINDOW_S = 1.0  # NVML averages power over about a second: shorter windows say so
+
+# nvmlClocksEventReasons bit masks (NVML API reference, "ClocksEventReasons")
+EVENT_REASONS = {
+    0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
+    0x10: "sync_boost", 0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown", 0x100: "display_clock_setting",
+}
+
+
+def event_reason_names(mask: int) -> list[str]:
+    return [name for bit, name in EVENT_REASONS.items() if mask & bit]
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def match_uuid(cuda_uuid: str, nvml_uuids: list[str]) -> int | None:
+    """Index in NVML's order of the device whose UUID is `cuda_uuid` (torch prints it without
+    NVML's `GPU-` / `MIG-` prefix); None when none matches."""
+    want = cuda_uuid.lower().removeprefix("gpu-").removeprefix("mig-")
+    for i, u in enumerate(nvml_uuids):
+        if u.lower().removeprefix("gpu-").removeprefix("mig-") == want:
+            return i
+    return None
+
+
+def nvml_handle(nvml, device_index: int = 0, cuda_uuid: str | None = None):
+    """NVML handle of torch's cuda:`device_index`, matched by UUID; None when it cannot be told."""
+    if cuda_uuid is None:
+        try:
+            import torch
+
+            cuda_uuid = str(torch.cuda.get_device_properties(device_index).uuid)
+        except Exception:
+            return None
+    for prefix in ("GPU-", "MIG-"):  # a MIG slice has a MIG- UUID of its own
+        try:
+            return nvml.nvmlDeviceGetHandleByUUID(prefix + cuda_uuid.removeprefix("GPU-").removeprefix("MIG-"))
+        except Exception:
+            pass
+    try:  # older bindings: enumerate and compare
+        handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(nvml.nvmlDeviceGetCount())]
+        i = match_uuid(cuda_uuid, [_text(nvml.nvmlDeviceGetUUID(h)) for h in handles])
+        return None if i is None else handles[i]
+    except Exception:
+        return None
 
 
 def _pynvml():
@@ -26,18 +80,15 @@ def nvml_available() -> bool:
 
 
 class NvmlTelemetry:
-    def __init__(self, device_index: int = 0, hz: float = 20.0):
+    def __init__(self, device_index: int = 0, hz: float = 20.0, cuda_uuid: str | None = None):
         self._nvml = _pynvml()
-        self._handle = None
-        if self._nvml is not None:
-            try:
-                self._handle = self._nvml.nvmlDeviceGetHandleByIndex(device_index)
-            except Exception:
-                self._handle = None
+        self._handle = nvml_handle(self._nvml, device_index, cuda_uuid) if self._nvml is not None else None
         self._sampler = PeriodicSampler(self._sample, hz)
         self._util: list[float] = []
         self._power_w: list[float] = []
         self._mem_used_peak: int | None = None
+        self._sm_mhz: list[float] = []
+        self._reasons = 0  # OR of the clock-event reasons seen in the window
         self._energy_start_mj: int | None = None
 
     @property
@@ -60,6 +111,14 @@ class NvmlTelemetry:
         mem = self._call("nvmlDeviceGetMemoryInfo")
         if mem is not None:
             self._mem_used_peak = max(self._mem_used_peak or 0, int(mem.used))
+        sm = self._call("nvmlDeviceGetClockInfo", getattr(self._nvml, "NVML_CLOCK_SM", 1))
+        if sm is not None:
+            self._sm_mhz.append(float(sm))
+        reasons = self._call("nvmlDeviceGetCurrentClocksEventReasons")
+        if reasons is None:  # the name before NVML 12.2
+            reasons = self._call("nvmlDeviceGetCurrentClocksThrottleReasons")
+        if reasons is not None:
+            self._reasons |= int(reasons)
 
     def start(self) -> None:
         if not self.active:
@@ -75,6 +134,10 @@ class NvmlTelemetry:
             "energy_j": None,
             "gpu_mem_used_peak_bytes": None,
             "nvml_hz": None,
+            "sm_clock_mhz_median": None,
+            "sm_clock_mhz_min": None,
+            "clock_event_reasons": None,
+            "nvml_window_short": None,
         }
         if not self.active:
             return out
@@ -89,4 +152,10 @@ class NvmlTelemetry:
             out["energy_j"] = (end_mj - self._energy_start_mj) / 1e3
         out["gpu_mem_used_peak_bytes"] = self._mem_used_peak
         out["nvml_hz"] = meta["hz"]
+        if self._sm_mhz:
+            ordered = sorted(self._sm_mhz)
+            out["sm_clock_mhz_median"] = ordered[len(ordered) // 2]
+            out["sm_clock_mhz_min"] = ordered[0]
+        out["clock_event_reasons"] = event_reason_names(self._reasons)
+        out["nvml_window_short"] = meta.get("elapsed_s", SHORT_WINDOW_S) < SHORT_WINDOW_S
         return out

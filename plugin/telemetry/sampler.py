@@ -41,4 +41,5 @@ class PeriodicSampler:
             self._thread.join()
         self._sample()  # one last sample at the window's end
         self.count += 1
-        return {"samples": self.count, "hz": self.count / self.duration_s if self.duration_s else None}
+        return {"samples": self.count, "hz": self.count / self.duration_s if self.duration_s else None,
+                "elapsed_s": self.duration_s}
