@@ -88,6 +88,7 @@ def test_nvml_handle_is_found_by_the_cuda_uuid_not_the_index(monkeypatch):
     from trainbench.telemetry.nvml import match_uuid, nvml_handle
 
     nvml = _fake_nvml()
+    del nvml.nvmlDeviceGetHandleByUUID  # an older binding: enumerate and compare
     uuids = ["GPU-aaaa-0000", "GPU-bbbb-1111"]
     handles = ["nvml0", "nvml1"]
     nvml.nvmlDeviceGetCount = lambda: 2
