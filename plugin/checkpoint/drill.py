@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from ..harness.oom import release_device_memory
 from .resumable import HOLD_ENV
 
 __all__ = ["Drill", "train"]
@@ -90,6 +91,7 @@ class Drill:
 def train(args: Sequence[str], workdir: str | os.PathLike, *, env: dict[str, str] | None = None,
           timeout: float = 300.0, name: str = "train") -> tuple[int, str]:
     """Run `trainbench train` to the end; (exit code, stderr)."""
+    release_device_memory()  # a subprocess on the same GPU gets what this process cached
     d = Drill.start(args, workdir, env=env, name=name)
     rc = d.finish(timeout)
     return rc, d.stderr

@@ -10,12 +10,12 @@ search runs on a CPU in tests with a fake that raises `torch.OutOfMemoryError`; 
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
 
+from ..harness.oom import is_oom, release_device_memory
 from ..records.record import Record
 
 __all__ = ["BatchTrial", "BatchSearch", "largest_batch_search", "cuda_trial", "search_records"]
@@ -37,28 +37,23 @@ class BatchSearch:
     hit_limit: bool = False  # `limit` ran: the real largest may be higher
 
 
-def _free() -> None:
-    # release the failed trial's tensors so the next trial starts from an empty cache
-    if torch.cuda.is_available():
-        gc.collect()
-        torch.cuda.empty_cache()
-
-
 def largest_batch_search(
     trial: Callable[[int], None], start: int = 1, limit: int = 4096, oom_errors=OOM_ERRORS
 ) -> BatchSearch:
     search = BatchSearch(largest=None)
 
     def ok(batch: int) -> bool:
+        failed = None
         try:
             trial(batch)
-        except oom_errors as exc:
-            search.trials.append(BatchTrial(batch, "oom", str(exc).splitlines()[0] if str(exc) else "out of memory"))
-            _free()
-            return False
-        search.trials.append(BatchTrial(batch, "passed"))
-        _free()
-        return True
+        except (RuntimeError, *oom_errors) as exc:
+            if not (isinstance(exc, oom_errors) or is_oom(exc)):
+                raise
+            failed = str(exc).splitlines()[0] if str(exc) else "out of memory"
+        # after the except block: its traceback no longer pins the failed trial's tensors
+        release_device_memory()
+        search.trials.append(BatchTrial(batch, "oom", failed) if failed else BatchTrial(batch, "passed"))
+        return failed is None
 
     good, bad = 0, None
     batch = max(1, start)
@@ -82,16 +77,21 @@ def largest_batch_search(
     return search
 
 
+# optimizer state appears at step 1 and the caching allocator fragments over the next few: a
+# batch that survives 2 steps can still fail at step 4
+TRIAL_STEPS = 6
+
+
 def cuda_trial(workload: str, size: str, precision: str) -> Callable[[int], None]:
-    """A trial that builds the workload at `batch` on cuda:0 and runs two optimizer steps."""
+    """A trial that builds the workload at `batch` on cuda:0 and runs TRIAL_STEPS optimizer steps."""
     from ..harness.run import RunConfig, build_trainer
 
     def trial(batch: int) -> None:
-        trainer = build_trainer(RunConfig(workload, size, precision, batch_size=batch, steps=2, warmup=0,
+        trainer = build_trainer(RunConfig(workload, size, precision, batch_size=batch, steps=TRIAL_STEPS, warmup=0,
                                           device="cuda:0", num_workers=0))
         try:
             with trainer.precision.context(trainer.device):
-                for _ in range(2):
+                for _ in range(TRIAL_STEPS):
                     trainer.step()
             torch.cuda.synchronize()
         finally:

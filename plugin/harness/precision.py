@@ -25,6 +25,29 @@ class UnsupportedPrecision(InputError):
     """The precision exists but this device cannot run it; the message says why and what to use."""
 
 
+def _new_tf32_api() -> bool:
+    # torch >= 2.9: fp32_precision per backend. Reading a legacy allow_tf32 flag after anything
+    # set the new one raises RuntimeError ("mix of the legacy and new APIs"), so never mix them.
+    return hasattr(torch.backends.cuda.matmul, "fp32_precision")
+
+
+def _tf32_state() -> tuple:
+    if _new_tf32_api():
+        return torch.backends.cuda.matmul.fp32_precision, torch.backends.cudnn.conv.fp32_precision
+    return torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+
+
+def _set_tf32_state(state: tuple) -> None:
+    """`state` as `_tf32_state` returns it, or ("tf32"|"ieee",) * 2 to switch both."""
+    matmul, conv = state
+    if _new_tf32_api():
+        torch.backends.cuda.matmul.fp32_precision = matmul if isinstance(matmul, str) else ("tf32" if matmul else "ieee")
+        torch.backends.cudnn.conv.fp32_precision = conv if isinstance(conv, str) else ("tf32" if conv else "ieee")
+    else:
+        torch.backends.cuda.matmul.allow_tf32 = matmul == "tf32" if isinstance(matmul, str) else matmul
+        torch.backends.cudnn.allow_tf32 = conv == "tf32" if isinstance(conv, str) else conv
+
+
 @dataclass(frozen=True)
 class Precision:
     name: str
@@ -54,13 +77,12 @@ class Precision:
         if device.type != "cuda":
             yield
             return
-        old = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-        torch.backends.cuda.matmul.allow_tf32 = self.tf32
-        torch.backends.cudnn.allow_tf32 = self.tf32
+        old = _tf32_state()
+        _set_tf32_state(("tf32" if self.tf32 else "ieee",) * 2)
         try:
             yield
         finally:
-            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
+            _set_tf32_state(old)
 
     def autocast(self, device: torch.device):
         if self.autocast_dtype is None:

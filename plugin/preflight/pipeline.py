@@ -32,6 +32,7 @@ from torch import nn
 from ..data import LoaderConfig, make_loader
 from ..errors import InputError
 from ..harness.precision import UnsupportedPrecision, get_precision
+from ..harness.oom import is_oom, release_device_memory
 from ..harness.run import RunConfig, auto_workers, build_trainer, resolve_device
 from ..harness.trainer import to_device
 from .check import FAIL, NA, PASS, WARN, Check
@@ -146,23 +147,31 @@ class _Run:
                 self.check(name, NA, f"not run: the {dep} item did not pass")
                 return
         t0 = time.perf_counter()
+        oom = None
         try:
             fn()
         except _Skip as exc:
             self.check(name, NA, str(exc))
-        except torch.cuda.OutOfMemoryError as exc:
-            self.check(name, FAIL, f"out of memory at batch {self.batch}: {str(exc).splitlines()[0]}",
+        except Exception as exc:
+            if not is_oom(exc):
+                self._raised(name, exc)
+            else:
+                oom = str(exc).splitlines()[0] if str(exc) else "out of memory"
+        if oom is not None:  # outside the except block, whose traceback holds the model
+            release_device_memory()
+            self.check(name, FAIL, f"out of memory at batch {self.batch}: {oom}",
                        "lower --batch-size and use --grad-accum for the same effective batch, use bf16/fp16, "
                        "or activation checkpointing (see the memory item)")
-            torch.cuda.empty_cache()
-        except Exception as exc:  # a user's workload may raise anything: report it as the item's failure
-            self.check(name, FAIL, f"raised {_describe(exc)}",
-                       "fix the workload function named in the traceback; reproduce with "
-                       "`trainbench preflight --workload ... --traceback`")
-            if os.environ.get("TRAINBENCH_TRACEBACK"):
-                traceback.print_exc()
         done = self.checks[name]
         self.checks[name] = replace(done, metrics={**done.metrics, "item_s": time.perf_counter() - t0})
+
+    def _raised(self, name: str, exc: Exception) -> None:
+        # a user's workload may raise anything: report it as the item's failure
+        self.check(name, FAIL, f"raised {_describe(exc)}",
+                   "fix the workload function named in the traceback; reproduce with "
+                   "`trainbench preflight --workload ... --traceback`")
+        if os.environ.get("TRAINBENCH_TRACEBACK"):
+            traceback.print_exception(exc)
 
     def run_config(self, **overrides: Any) -> RunConfig:
         base = dict(workload=self.wl.name, size=self.cfg.size, precision=self.cfg.precision, batch_size=self.batch,

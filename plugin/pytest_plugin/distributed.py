@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from ..distributed.ddp import default_world_sizes
+from ..harness.oom import oom_text, release_device_memory
 from ..distributed.fold import collective_records, ddp_records
 from ..distributed.launch import Launch, LaunchResult, RankFailure, launch
 from ..distributed.topology import Topology, parse_topology
@@ -45,6 +46,7 @@ class DistBench:
     def _launch(self, module: str, args: list[str], topo: Topology, **fields: Any) -> LaunchResult:
         out = self.tmp.mktemp(module.rsplit(".", 1)[-1])
         args = [*args, "--backend", self.backend, "--timeout", f"{self.timeout_s:g}"]
+        release_device_memory()  # this process's cached blocks would crowd the ranks on the same GPU
         try:
             result = launch(Launch(module, args, self.nproc, out, self.timeout_s, dict(topo.env)))
         except RankFailure as exc:
@@ -54,7 +56,7 @@ class DistBench:
             return result
         message = str(failure).split("\n--- last lines")[0]
         # a rank out of device memory is a result about the configuration (as in Bench.train)
-        oom = "OutOfMemoryError" in message or "CUDA out of memory" in message
+        oom = oom_text(message)
         self.bench.record(status="oom" if oom else "failed", message=message, topology=topo.name,
                           world_size=self.nproc, config={"failed_ranks": failure.ranks, "timed_out": failure.timed_out,
                                                          "log": str(failure.log_path)}, **fields)

@@ -11,6 +11,7 @@ import torch
 
 from .benchmark_bridge import feed_benchmark
 from ..harness.precision import UnsupportedPrecision
+from ..harness.oom import is_oom, release_device_memory
 from ..harness.run import RunConfig, RunOutput, run
 from ..records.record import Record
 from .session import BenchSession
@@ -59,17 +60,22 @@ class Bench:
         batch = cfg.batch_size or wl.default_batch_size(cfg.size)
         common = dict(kind=kind, workload=workload, size=cfg.size, precision=precision, batch_size=batch,
                       storage=cfg.storage.text, world_size=1, config=_config_json(cfg))
+        oom_message = None
         try:
             out = run(cfg, gpu=self.session.spec, loader=loader)
         except UnsupportedPrecision as exc:
             self._benchmark_unused()
             self.record(status="skipped", message=str(exc), **common)
             pytest.skip(str(exc))
-        except torch.cuda.OutOfMemoryError as exc:
-            torch.cuda.empty_cache()
+        except RuntimeError as exc:  # torch.OutOfMemoryError and the allocation failures it misses
+            if not is_oom(exc):
+                raise
+            oom_message = str(exc).splitlines()[0] if str(exc) else "out of memory"
+        if oom_message is not None:  # outside the except block: the traceback no longer holds the model
+            release_device_memory()
             self._benchmark_unused()
             msg = (f"out of memory at batch {batch} ({precision}): try --precision=bf16/fp16, a smaller "
-                   f"--batch-size with --grad-accum, or activation checkpointing ({str(exc).splitlines()[0]})")
+                   f"--batch-size with --grad-accum, or activation checkpointing ({oom_message})")
             self.record(status="oom", message=msg, **common)
             pytest.xfail(msg)
         rec = self.record(metrics=out.metrics, step_times_s=out.measurement.step_times_s, **common)

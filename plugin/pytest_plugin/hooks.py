@@ -183,8 +183,10 @@ def trainbench_session(pytestconfig: pytest.Config) -> BenchSession:
 
 
 @pytest.fixture
-def trainbench(request: pytest.FixtureRequest, trainbench_session: BenchSession) -> Bench:
+def trainbench(request: pytest.FixtureRequest, trainbench_session: BenchSession):
     """Runs workloads through the measured harness and records the results for this test."""
+    from ..harness.oom import release_device_memory
+
     def benchmark() -> Any:
         # requested only by tests that train: other kinds leave pytest-benchmark's fixture unused
         try:
@@ -192,7 +194,10 @@ def trainbench(request: pytest.FixtureRequest, trainbench_session: BenchSession)
         except pytest.FixtureLookupError:  # pytest-benchmark not installed or disabled
             return None
 
-    return Bench(trainbench_session, request.node.nodeid, benchmark)
+    yield Bench(trainbench_session, request.node.nodeid, benchmark)
+    # the cached blocks of this benchmark would crowd the next one, and torchrun ranks or
+    # `trainbench train` subprocesses that share the GPU
+    release_device_memory()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -110,3 +110,22 @@ def test_grad_accumulation_averages_micro_batches():
         t.step()
         grads.append(torch.cat([p.grad.flatten() for p in t.model.parameters()]))
     torch.testing.assert_close(grads[0], grads[1], rtol=1e-4, atol=1e-6)
+
+
+def test_tf32_switch_uses_the_new_api_when_a_user_already_set_it():
+    """torch >= 2.9 raises on reading the legacy allow_tf32 once fp32_precision was set."""
+    from trainbench.harness.precision import get_precision
+
+    matmul = torch.backends.cuda.matmul
+    if not hasattr(matmul, "fp32_precision"):
+        pytest.skip("this torch has only the legacy TF32 flags")
+    before = (matmul.fp32_precision, torch.backends.cudnn.conv.fp32_precision)
+    matmul.fp32_precision = "tf32"  # what a user's own set-up code does
+    try:
+        with get_precision("fp32").context(torch.device("cuda")):  # flags only: no CUDA call
+            assert matmul.fp32_precision == "ieee" and torch.backends.cudnn.conv.fp32_precision == "ieee"
+        assert matmul.fp32_precision == "tf32"  # restored
+        with get_precision("tf32").context(torch.device("cuda")):
+            assert matmul.fp32_precision == "tf32"
+    finally:
+        matmul.fp32_precision, torch.backends.cudnn.conv.fp32_precision = before
