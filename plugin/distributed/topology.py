@@ -43,6 +43,8 @@ class Topology:
     # True when every setting only means something to NCCL: on gloo (CPU) the run would be
     # identical to `default`, so it is skipped instead of recorded under a misleading name
     nccl_only: bool = True
+    ops: tuple[str, ...] | None = None  # collectives the setting means anything for (None: all)
+    multi_node_only: bool = False  # changes only traffic between nodes: one node measures nothing new
 
     def applies_to(self, backend: str) -> bool:
         return backend == "nccl" or not self.nccl_only
@@ -51,13 +53,18 @@ class Topology:
 _REGISTRY: Registry[Topology] = Registry("topology", flag="--topology")
 
 
-def _preset(name: str, description: str, nccl_only: bool = True, **env: str) -> None:
-    _REGISTRY.register(name, Topology(name, dict(env), description, nccl_only))
+def _preset(name: str, description: str, nccl_only: bool = True, ops: tuple[str, ...] | None = None,
+            multi_node_only: bool = False, **env: str) -> None:
+    _REGISTRY.register(name, Topology(name, dict(env), description, nccl_only, ops, multi_node_only))
 
 
 _preset("default", "whatever NCCL (or gloo) picks: NVLink/P2P, SHM, IB when present", nccl_only=False)
-_preset("pcie", "no GPU peer-to-peer (NVLink/PCIe P2P off): through host memory", NCCL_P2P_DISABLE="1")
-_preset("no-rdma", "no InfiniBand/RoCE: IP sockets between nodes", NCCL_IB_DISABLE="1")
+# P2P off covers NVLink and PCIe peer copies alike; NVLS (NVLink SHARP on NVSwitch machines)
+# would still use NVLink, so it goes off too. What is left is "through host memory" -- the
+# path a multi-GPU box without NVLink or P2P support takes.
+_preset("no-p2p", "no GPU peer-to-peer (NVLink, PCIe P2P and NVLS off): through host memory",
+        NCCL_P2P_DISABLE="1", NCCL_NVLS_ENABLE="0")
+_preset("no-rdma", "no InfiniBand/RoCE: IP sockets between nodes", multi_node_only=True, NCCL_IB_DISABLE="1")
 _preset(
     "socket",
     "TCP sockets only, even inside a node (no P2P, no SHM, no IB)",
@@ -67,7 +74,7 @@ _preset(
     NCCL_NET="Socket",
 )
 _preset("ring", "ring algorithm forced", NCCL_ALGO="Ring")
-_preset("tree", "tree algorithm forced", NCCL_ALGO="Tree")
+_preset("tree", "tree algorithm forced (NCCL has a tree for all_reduce only)", ops=("all_reduce",), NCCL_ALGO="Tree")
 
 # Keys a custom topology may set besides NCCL_*: they tune the same communication layer.
 _OTHER_KEYS = ("GLOO_SOCKET_IFNAME", "TORCH_DISTRIBUTED_DEBUG", "CUDA_DEVICE_MAX_CONNECTIONS")
@@ -125,6 +132,8 @@ def parse_topology(spec: str) -> Topology:
     spec = spec.strip()
     if spec.startswith("env:"):
         return _custom(spec)
+    if spec == "pcie":
+        raise InputError("--topology=pcie is now called no-p2p (P2P off, through host memory); pass --topology=no-p2p")
     if spec not in _REGISTRY:
         raise InputError(
             f"unknown topology --topology={spec}; known: {', '.join(topology_names())}, "

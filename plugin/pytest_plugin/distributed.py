@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import torch
 
+from ..distributed.bandwidth import OPS
 from ..distributed.ddp import default_world_sizes
 from ..harness.oom import oom_text, release_device_memory
 from ..distributed.fold import collective_records, ddp_records
@@ -34,13 +35,24 @@ class DistBench:
         self.timeout_s = config.getoption("--dist-timeout")
         self.bucket_mb = config.getoption("--ddp-bucket-mb")
 
+    def _skip(self, msg: str, topology: str, **fields: Any) -> None:
+        self.bench.record(status="skipped", message=msg, topology=topology, world_size=self.nproc, **fields)
+        pytest.skip(msg)
+
     def _topology(self, name: str, **fields: Any) -> Topology:
         topo = parse_topology(name)
+        if self.nproc < 2:
+            what = "collectives" if fields.get("kind") == "collective" else "DDP scaling"
+            self._skip(f"{what} need at least 2 ranks; this node has {self.nproc} "
+                       f"({'GPU' if self.backend == 'nccl' else 'rank'}): run on a multi-GPU machine, or across "
+                       f"nodes with torchrun", topo.name, **fields)
         if not topo.applies_to(self.backend):
-            msg = (f"topology {topo.name!r} sets {', '.join(f'{k}={v}' for k, v in topo.env.items())}, which only "
-                   f"NCCL reads; this run uses {self.backend} (a CPU run), where it would equal 'default'")
-            self.bench.record(status="skipped", message=msg, topology=topo.name, world_size=self.nproc, **fields)
-            pytest.skip(msg)
+            self._skip(f"topology {topo.name!r} sets {', '.join(f'{k}={v}' for k, v in topo.env.items())}, which "
+                       f"only NCCL reads; this run uses {self.backend} (a CPU run), where it would equal 'default'",
+                       topo.name, **fields)
+        if topo.multi_node_only:  # pytest launches one node (torchrun --standalone)
+            self._skip(f"topology {topo.name!r} changes only traffic between nodes and this launch is one node; "
+                       f"run it with torchrun across nodes (see README, Distributed runs)", topo.name, **fields)
         return topo
 
     def _launch(self, module: str, args: list[str], topo: Topology, **fields: Any) -> LaunchResult:
@@ -71,6 +83,14 @@ class DistBench:
         max_bytes=2**20, trials=5 -> --ops all_reduce --max-bytes 1048576 --trials 5.
         """
         topo = self._topology(topology, kind="collective")
+        if topo.ops is not None:  # e.g. tree: NCCL has no tree for the other collectives
+            asked = worker_args.get("ops", ",".join(OPS)).split(",")
+            skipped = [op for op in asked if op not in topo.ops]
+            for op in skipped:
+                self.bench.record(status="skipped", kind="collective", topology=topo.name, world_size=self.nproc,
+                                  message=f"{topo.name}: NCCL applies it to {', '.join(topo.ops)} only; {op} "
+                                          f"would run its default algorithm", config={"op": op})
+            worker_args = {**worker_args, "ops": ",".join(op for op in asked if op in topo.ops)}
         res = self._launch("trainbench.cli.rank", ["collectives", *_flags(worker_args)], topo, kind="collective")
         return [self.bench.record(**fields) for fields in collective_records(res.result, topo.name)]
 

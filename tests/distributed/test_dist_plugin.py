@@ -26,9 +26,9 @@ def _session(pytester, *args):
 
 
 def test_collectives_on_two_gloo_ranks_record_busbw_per_size(pytester):
-    result, res = _session(pytester, str(REPO / "bench"), "-k", "collectives", "--topology=default,pcie")
+    result, res = _session(pytester, str(REPO / "bench"), "-k", "collectives", "--topology=default,no-p2p")
     result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*topology 'pcie' sets NCCL_P2P_DISABLE=1, which only NCCL reads*gloo*"])
+    result.stdout.fnmatch_lines(["*topology 'no-p2p' sets NCCL_P2P_DISABLE=1, NCCL_NVLS_ENABLE=0, which only NCCL reads*gloo*"])
     coll = [r for r in res.records if r.kind == "collective" and r.status == "passed"]
     by_op = {}
     for r in coll:
@@ -51,7 +51,7 @@ def test_collectives_on_two_gloo_ranks_record_busbw_per_size(pytester):
     sizes = sorted(r.config["size_bytes"] for r in by_op["all_reduce"])
     assert sizes[0] == 1024 and sizes[-1] == 4 * 2**20 and len(sizes) == 7  # one record per size
     (skipped,) = [r for r in res.records if r.status == "skipped"]
-    assert skipped.topology == "pcie" and "NCCL" in skipped.message
+    assert skipped.topology == "no-p2p" and "NCCL" in skipped.message
 
 
 KILLED = """
@@ -94,7 +94,7 @@ def test_hung_rank_is_killed_at_the_timeout_and_named_not_waited_for(tmp_path, m
 
 
 @pytest.mark.parametrize("value, expected", [
-    ("nvlink", "*unknown topology --topology=nvlink; known: default, no-rdma, pcie, ring, socket, tree, or env:*"),
+    ("nvlink", "*unknown topology --topology=nvlink; known: default, no-p2p, no-rdma, ring, socket, tree, or env:*"),
     ("default,env:NCCL_ALGO=Ring;reboot", "*value 'Ring;reboot' of NCCL_ALGO*shell metacharacters*"),
     ("env:HOME=/tmp", "*'HOME' is not a communication setting; allowed: NCCL_*"),
     ("env:NCCL_ALGO=", "*NCCL_ALGO has an empty value*"),
@@ -111,3 +111,13 @@ def test_topology_axis_parametrizes(pytester):
     result = pytester.runpytest("--topology=default,env:NCCL_ALGO=Tree,NCCL_PROTO=LL", "-v")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*test_x?default?*", "*test_x?env:NCCL_ALGO=Tree,NCCL_PROTO=LL?*"])
+
+
+def test_one_rank_records_collectives_and_ddp_as_skipped(pytester):
+    """A single-GPU machine: busbw's factor is 0 at one rank; nothing to measure, nothing failed."""
+    result, res = _session(pytester, str(REPO / "bench"), "-k", "collectives or ddp", "--nproc=1",
+                           "--workload=gpt-small")
+    assert result.ret == 0
+    kinds = {(r.kind, r.status) for r in res.records}
+    assert kinds == {("collective", "skipped"), ("ddp", "skipped")}
+    assert all("at least 2 ranks" in r.message for r in res.records)

@@ -77,15 +77,15 @@ def test_comm_exposed_ratio_is_a_clipped_share(t_sync, t_local):
 
 
 def test_presets_and_their_nccl_settings():
-    assert topology_names() == ["default", "no-rdma", "pcie", "ring", "socket", "tree"]
-    assert dict(parse_topology("pcie").env) == {"NCCL_P2P_DISABLE": "1"}
+    assert topology_names() == ["default", "no-p2p", "no-rdma", "ring", "socket", "tree"]
+    assert dict(parse_topology("no-p2p").env) == {"NCCL_P2P_DISABLE": "1", "NCCL_NVLS_ENABLE": "0"}
     assert dict(parse_topology("no-rdma").env) == {"NCCL_IB_DISABLE": "1"}
     sock = dict(parse_topology("socket").env)
     assert sock["NCCL_NET"] == "Socket" and sock["NCCL_P2P_DISABLE"] == sock["NCCL_SHM_DISABLE"] == "1"
     assert dict(parse_topology("ring").env) == {"NCCL_ALGO": "Ring"}
     assert dict(parse_topology("tree").env) == {"NCCL_ALGO": "Tree"}
     assert parse_topology("default").env == {} and parse_topology("default").applies_to("gloo")
-    assert not parse_topology("pcie").applies_to("gloo") and parse_topology("pcie").applies_to("nccl")
+    assert not parse_topology("no-p2p").applies_to("gloo") and parse_topology("no-p2p").applies_to("nccl")
 
 
 def test_custom_env_topology_is_parsed_and_canonical():
@@ -98,7 +98,7 @@ def test_custom_env_topology_is_parsed_and_canonical():
 def test_topology_list_splits_env_items_after_env_prefix():
     assert split_topology_list("default,env:NCCL_ALGO=Ring,NCCL_PROTO=Simple,pcie") == [
         "default", "env:NCCL_ALGO=Ring,NCCL_PROTO=Simple", "pcie"]
-    assert parse_topologies("pcie, default,pcie") == ["pcie", "default"]
+    assert parse_topologies("no-p2p, default,no-p2p") == ["no-p2p", "default"]
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -111,7 +111,7 @@ def test_topology_list_splits_env_items_after_env_prefix():
     ("env:NCCL_DEBUG=$(id)", "shell metacharacters"),
     ("env:NCCL_DEBUG=IN FO", "shell metacharacters"),
     ("env:NCCL_ALGO=Ring,NCCL_ALGO=Tree", "NCCL_ALGO is set twice"),
-    ("nvlink", "unknown topology --topology=nvlink; known: default, no-rdma, pcie, ring, socket, tree"),
+    ("nvlink", "unknown topology --topology=nvlink; known: default, no-p2p, no-rdma, ring, socket, tree"),
 ])
 def test_bad_topologies_say_what_and_how(spec, message):
     with pytest.raises(InputError) as exc:
@@ -214,3 +214,13 @@ def test_collective_checks_accept_the_right_values_and_catch_a_wrong_one(op):
     assert case.check()
     case.buf[-1] += 1
     assert not case.check()
+
+
+def test_pcie_was_renamed_and_says_so():
+    with pytest.raises(InputError, match="now called no-p2p"):
+        parse_topology("pcie")
+
+
+def test_tree_is_all_reduce_only_and_no_rdma_is_multi_node_only():
+    assert parse_topology("tree").ops == ("all_reduce",) and parse_topology("default").ops is None
+    assert parse_topology("no-rdma").multi_node_only and not parse_topology("socket").multi_node_only
