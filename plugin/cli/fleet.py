@@ -64,6 +64,10 @@ def _topologies(value: str) -> list[str]:
 def _plan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus", type=types.comma_list("--gpus", _fleet_gpus), default=types.comma_list("--gpus")(DEFAULT_GPUS),
                    help=f"catalog GPU profiles to compare (default {DEFAULT_GPUS})")
+    p.add_argument("--cheapest", type=types.positive_int("--cheapest"), default=None, metavar="N",
+                   help="instead of --gpus: the N GPUs cheapest per epoch in select's estimate from --results")
+    p.add_argument("--results", nargs="+", type=types.existing_path("--results"), default=None, metavar="FILE",
+                   help="results files that --cheapest ranks with (as `trainbench select` would)")
     p.add_argument("--clouds", type=types.comma_list("--clouds", _clouds), default=None,
                    help="clouds whose catalog offers to consider (default aws,gcp,azure); the cheapest is pinned")
     p.add_argument("--spot", action="store_true",
@@ -124,6 +128,21 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def _cheapest(args, cfg, prices):
+    from dataclasses import replace
+
+    from ..errors import InputError
+    from ..fleet.plan import cheapest_gpus
+    from ..select.rows import SelectConfig, build_groups
+
+    if not args.results:
+        raise InputError("--cheapest needs --results FILE... to rank with (e.g. a CPU run's results file)")
+    select = SelectConfig(workload=(args.workload or [None])[0], size=args.size or "full",
+                          precision=(args.precision or [None])[0], spot=args.spot, clouds=cfg.clouds)
+    groups = build_groups([load_results(p) for p in args.results], prices, select)
+    return replace(cfg, gpus=cheapest_gpus(groups, args.cheapest, cfg, spot=args.spot))
+
+
 def run_plan(args) -> int:
     from ..fleet.plan import SKY_CLOUDS, PlanConfig, check_budget, choose_candidates
     from ..fleet.source import resolve_source
@@ -136,7 +155,12 @@ def run_plan(args) -> int:
         topologies=tuple(args.topology), setup_hours=args.setup_hours, expected_hours=args.expected_hours,
         max_hours=args.max_hours, max_usd=args.max_usd, name=args.name, bucket=args.bucket,
     )
-    candidates = choose_candidates(cfg, load_prices(args.price_file, args.price_mode))
+    prices = load_prices(args.price_file, args.price_mode)
+    if args.cheapest:
+        cfg = _cheapest(args, cfg, prices)
+        print(f"--cheapest={args.cheapest}: {', '.join(cfg.gpus)} (select's estimate from {len(args.results)} "
+              f"results file(s))")
+    candidates = choose_candidates(cfg, prices)
     source = resolve_source(args.repo, args.commit)
     print("\n".join(estimate_lines(candidates, cfg)))
     check_budget(candidates, cfg.max_usd)

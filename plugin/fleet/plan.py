@@ -16,7 +16,7 @@ from ..catalog.prices import PriceRow, cheapest_price
 from ..errors import InputError
 from .accelerators import sky_accelerator
 
-__all__ = ["SKY_CLOUDS", "PlanConfig", "Candidate", "choose_candidates", "total_usd", "check_budget"]
+__all__ = ["SKY_CLOUDS", "PlanConfig", "Candidate", "cheapest_gpus", "choose_candidates", "total_usd", "check_budget"]
 
 SKY_CLOUDS = ("aws", "gcp", "azure")  # clouds of the price catalog that SkyPilot can launch on
 
@@ -113,3 +113,26 @@ def check_budget(candidates: Sequence[Candidate], max_usd: float | None) -> None
         f"--max-usd={max_usd:g}: the plan's estimate is ${estimate:.2f}; raise --max-usd to at least "
         f"{estimate:.2f} or drop GPUs from --gpus (the dearest is {top.gpu}, ${top.expected_usd:.2f})"
     )
+
+
+def cheapest_gpus(groups, n: int, cfg: PlanConfig, spot: bool = False) -> tuple[str, ...]:
+    """The `n` GPU profiles whose instances rank cheapest per epoch in select's report (its own
+    estimate: measured where results exist, projected elsewhere), among offers the plan can
+    launch: a SkyPilot cloud of --clouds, --gpus-per-node GPUs, and a model that fits."""
+    from .accelerators import SKY_ACCELERATORS
+
+    picked: list[str] = []
+    for group in groups:
+        for row in group.rows:  # already ranked by select: fitting, priced, cheapest first
+            cost = row.rank_cost(spot)
+            fits = row.fit is None or row.fit.fits is not False
+            if (cost is None or not fits or row.cloud not in cfg.clouds or row.gpu_count != cfg.gpus_per_node
+                    or row.gpu not in SKY_ACCELERATORS or row.gpu in picked):
+                continue
+            picked.append(row.gpu)
+            if len(picked) == n:
+                return tuple(picked)
+    if not picked:
+        raise InputError(f"--cheapest={n}: no priced instance that fits with {cfg.gpus_per_node} GPU(s) on "
+                         f"--clouds={','.join(cfg.clouds)}; pass --gpus instead")
+    return tuple(picked)

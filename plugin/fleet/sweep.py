@@ -17,7 +17,7 @@ __all__ = ["write_sweep", "estimate_lines"]
 
 
 def _assumptions(cfg: PlanConfig) -> str:
-    price = "spot price, interruptions not included" if cfg.spot else "on-demand price"
+    price = "spot price (interruptions not included)" if cfg.spot else "on-demand price"
     return (f"ESTIMATE, not a measurement: catalog {price} x nodes x ({cfg.setup_hours:g} h assumed for provisioning "
             f"and install + {cfg.expected_hours:g} h expected suite time); cap: {cfg.max_hours:g} h suite time")
 

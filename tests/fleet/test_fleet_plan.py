@@ -10,6 +10,7 @@ import sky
 from hypothesis import given, settings, strategies as st
 
 from fleet_helpers import COMMIT, REPO, plan
+from trainbench.cli import main
 from trainbench.catalog.prices import packaged_prices
 from trainbench.fleet.plan import PlanConfig, choose_candidates, total_usd
 
@@ -119,3 +120,23 @@ def test_default_sweep_estimate_matches_the_catalog(capsys, tmp_path):
     # t4 aws 0.526, l4 gcp 0.70683, a10g aws 1.006, a100-80g gcp 2.94582, h100 aws 6.88 (unflagged first)
     expected = (0.526 + 0.70683 + 1.006 + 2.94582 + 6.88) * 1.25
     assert f"estimated cost of the sweep: ${expected:.2f}" in out
+
+
+def test_cheapest_n_are_the_first_one_gpu_instances_of_selects_report(tmp_path, capsys):
+    import re
+
+    import results_factory as rf
+
+    results = [rf.write(tmp_path / f"{g}.json", dict(rf.CPU_ENV, gpu_profile=g),
+                        [rf.training(workload="resnet50", gpu=g, step_s=s, mem_kind="cuda_allocated")])
+               for g, s in (("t4", 0.04), ("l4", 0.02))]
+    assert main(["select", *map(str, results), "--size", "full", "--clouds", "aws", "--out", str(tmp_path / "r")]) == 0
+    report = (tmp_path / "r" / "select.md").read_text()
+    ranked = re.findall(r"^\| \d+ +\| aws [^|]+\| 1x ([\w-]+) +\|", report, re.M)
+    expect = list(dict.fromkeys(ranked))[:3]
+    out = tmp_path / "sweep"
+    assert plan(out, "--cheapest", "3", "--clouds", "aws", "--results", *map(str, results)) == 0
+    assert [t["gpu"] for t in json.loads((out / "plan.json").read_text())["tasks"]] == expect
+    assert f"--cheapest=3: {', '.join(expect)} (select's estimate" in capsys.readouterr().out
+    assert plan(tmp_path / "s2", "--cheapest", "2") == 2
+    assert "--cheapest needs --results" in capsys.readouterr().err
