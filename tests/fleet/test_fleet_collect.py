@@ -61,3 +61,16 @@ def test_collect_without_results_is_one_line(tmp_path, capsys):
     assert "no results files" in err and len(err.splitlines()) == 1
     assert main(["fleet", "collect", str(tmp_path)]) == 2
     assert "no plan here; run `trainbench fleet plan" in capsys.readouterr().err
+
+
+def test_bucket_results_are_copied_through_fsspec(tmp_path):
+    import fsspec
+
+    from trainbench.fleet.collect import _from_bucket
+
+    fs = fsspec.filesystem("memory")
+    fs.pipe({"/tb-bucket/nov/t4.json": b'{"a": 1}', "/tb-bucket/nov/l4.json": b'{"b": 2}',
+             "/tb-bucket/other/h100.json": b"{}"})
+    _from_bucket("memory://tb-bucket", "nov", tmp_path / "results")
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["l4.json", "t4.json"]
+    assert (tmp_path / "results" / "t4.json").read_text() == '{"a": 1}'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -123,8 +124,6 @@ def test_default_sweep_estimate_matches_the_catalog(capsys, tmp_path):
 
 
 def test_cheapest_n_are_the_first_one_gpu_instances_of_selects_report(tmp_path, capsys):
-    import re
-
     import results_factory as rf
 
     results = [rf.write(tmp_path / f"{g}.json", dict(rf.CPU_ENV, gpu_profile=g),
@@ -140,3 +139,16 @@ def test_cheapest_n_are_the_first_one_gpu_instances_of_selects_report(tmp_path, 
     assert f"--cheapest=3: {', '.join(expect)} (select's estimate" in capsys.readouterr().out
     assert plan(tmp_path / "s2", "--cheapest", "2") == 2
     assert "--cheapest needs --results" in capsys.readouterr().err
+
+
+def test_readme_sweep_costs_are_what_plan_prints(tmp_path, capsys):
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    table = readme.split("What the default sweep costs", 1)[1].split("\n\n", 2)[1]
+    sweep = [line for line in table.splitlines() if line.startswith("| **sweep**")][0]
+    on_demand, spot = (float(x) for x in re.findall(r"\*\*([\d.]+)\*\*", sweep))
+    assert plan(tmp_path / "a") == 0
+    assert f"estimated cost of the sweep: ${on_demand:.2f}" in capsys.readouterr().out
+    assert plan(tmp_path / "b", "--spot", "--bucket", "s3://b") == 0
+    assert f"estimated cost of the sweep: ${spot:.2f}" in capsys.readouterr().out
