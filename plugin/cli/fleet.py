@@ -82,7 +82,7 @@ def _plan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", type=types.comma_list("--workload", _workloads), default=None,
                    help="workloads to run (default: the whole suite; multi-node: resnet50)")
     p.add_argument("--precision", type=types.comma_list("--precision", _precisions), default=None,
-                   help="precisions to run (default: the suite's; multi-node: bf16)")
+                   help="precisions to run (default: the suite's; multi-node: bf16, fp16 where the GPU has no bf16)")
     p.add_argument("--size", choices=("tiny", "full"), default=None, help="preset (default: the suite's for a GPU)")
     p.add_argument("--topology", type=types.domain("--topology", _topologies), default=["default"],
                    help="NCCL topology presets for multi-node runs (default: default)")
@@ -97,10 +97,11 @@ def _plan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", type=types.sky_name("--name"), default="tb",
                    help="sweep name: prefix of cluster and job names (default %(default)s)")
     p.add_argument("--repo", default=None, help="git URL the machines clone (default: the checkout's origin)")
-    p.add_argument("--commit", default=None, help="commit to install (default: the checkout's HEAD)")
+    p.add_argument("--commit", type=types.git_commit("--commit"), default=None,
+                   help="commit to install (default: the checkout's HEAD)")
     p.add_argument("--price-file", default=None, help=f"a price CSV merged over the packaged catalog (also ${PRICES_ENV})")
     p.add_argument("--price-mode", choices=PRICE_MODES, default=None)
-    p.add_argument("--out", type=Path, default=Path("sweep"), help="plan directory (default %(default)s)")
+    p.add_argument("--out", default="sweep", help="plan directory (default %(default)s)")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -111,18 +112,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     _plan_arguments(plan)
     plan.set_defaults(func=run_plan)
     launch = sub.add_parser("launch", help="hand a plan's YAMLs to SkyPilot (sky launch / sky jobs launch)")
-    launch.add_argument("plan_dir", type=Path, metavar="DIR", help="directory written by `fleet plan`")
+    launch.add_argument("plan_dir", metavar="DIR", help="directory written by `fleet plan`")
     launch.add_argument("--only", type=types.comma_list("--only", _fleet_gpus), default=None,
                         help="launch only these GPUs of the plan (e.g. to retry a failed one)")
     launch.add_argument("--max-usd", type=types.number("--max-usd"), default=None,
                         help="refuse when the plan's estimate is above this many dollars")
     launch.set_defaults(func=run_launch)
     collect = sub.add_parser("collect", help="fetch the results files and write the select report")
-    collect.add_argument("plan_dir", type=Path, metavar="DIR", help="plan directory; results land in DIR/results")
+    collect.add_argument("plan_dir", metavar="DIR", help="plan directory; results land in DIR/results")
     collect.add_argument("--no-fetch", action="store_true", help="use the files already in DIR/results")
     collect.add_argument("--spot", action="store_true", help="rank by expected spot cost")
     collect.add_argument("--workload", default=None, help="only this workload")
-    collect.add_argument("--price-file", default=None, help=f"a price CSV merged over the packaged catalog")
+    collect.add_argument("--price-file", default=None, help="a price CSV merged over the packaged catalog")
     collect.add_argument("--price-mode", choices=PRICE_MODES, default=None)
     collect.set_defaults(func=run_collect)
     return p
@@ -164,9 +165,10 @@ def run_plan(args) -> int:
     source = resolve_source(args.repo, args.commit)
     print("\n".join(estimate_lines(candidates, cfg)))
     check_budget(candidates, cfg.max_usd)
-    plan = write_sweep(args.out, cfg, source, candidates)
-    print(f"wrote {len(plan.tasks)} task YAMLs under {args.out / 'tasks'} and {args.out / 'plan.json'} "
-          f"(commit {source.commit[:12]}); nothing launched: `trainbench fleet launch {args.out}`")
+    out = Path(args.out)
+    plan = write_sweep(out, cfg, source, candidates)
+    print(f"wrote {len(plan.tasks)} task YAMLs under {out / 'tasks'} and {out / 'plan.json'} "
+          f"(commit {source.commit[:12]}); nothing launched: `trainbench fleet launch {out}`")
     return 0
 
 
@@ -175,12 +177,13 @@ def run_launch(args) -> int:
     from ..fleet.launch import launch_plan
     from ..fleet.manifest import read_plan
 
-    plan = read_plan(args.plan_dir)
+    directory = Path(args.plan_dir)
+    plan = read_plan(directory)
     print(f"estimated cost of the sweep: ${plan.estimate_usd:.2f} (at most ${plan.cap_usd:.2f}); {plan.assumptions}")
     if args.max_usd is not None and plan.estimate_usd > args.max_usd:
         raise InputError(f"--max-usd={args.max_usd:g}: the plan's estimate is ${plan.estimate_usd:.2f}; raise "
                          f"--max-usd or launch fewer GPUs with --only")
-    lines = launch_plan(args.plan_dir, plan, make_launcher(), args.only)
+    lines = launch_plan(directory, plan, make_launcher(), args.only)
     print("\n".join(lines))
     return 1 if any("FAILED" in line for line in lines) else 0
 
@@ -190,19 +193,20 @@ def run_collect(args) -> int:
     from ..fleet.collect import fetch_results, results_files, select_report
     from ..fleet.manifest import read_plan
 
+    directory = Path(args.plan_dir)
     failed = False
     if not args.no_fetch:
-        lines = fetch_results(args.plan_dir, read_plan(args.plan_dir), make_launcher())
+        lines = fetch_results(directory, read_plan(directory), make_launcher())
         print("\n".join(lines))
         failed = any("FAILED" in line for line in lines)
-    results = [load_results(p) for p in results_files(args.plan_dir)]
+    results = [load_results(p) for p in results_files(directory)]
     prices = load_prices(args.price_file, args.price_mode)
     note = f"packaged catalog of {CATALOG_DATE} ({len(packaged_prices())} rows, sources per row)"
     if args.price_file:
         note += f"; price file {args.price_file} ({args.price_mode or 'merge'})"
     report = select_report(results, prices, SelectConfig(workload=args.workload, spot=args.spot), note)
-    md = atomic_write_text(args.plan_dir / "select.md", report.markdown)
-    html = atomic_write_text(args.plan_dir / "select.html", report.html)
+    md = atomic_write_text(directory / "select.md", report.markdown)
+    html = atomic_write_text(directory / "select.html", report.html)
     print(report.markdown)
     print(f"wrote {md} and {html}")
     return 1 if failed else 0

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 from ..errors import InputError
 
 __all__ = [
-    "bucket_url", "comma_list", "sky_name", "domain", "existing_path", "gpu", "int_at_least", "int_list", "nonneg_int",
+    "bucket_url", "comma_list", "git_commit", "sky_name", "domain", "existing_path", "gpu", "int_at_least", "int_list", "nonneg_int",
     "number", "positive_int", "probability", "signal_name", "yes_no",
 ]
 
@@ -182,6 +182,20 @@ def sky_name(flag: str) -> Callable[[str], str]:
         if not re.fullmatch(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?", v):
             raise argparse.ArgumentTypeError(
                 f"expects lower-case letters, digits and '-', starting with a letter (at most 40), got {value!r}")
+        return v
+
+    return _named(flag, parse)
+
+
+def git_commit(flag: str) -> Callable[[str], str]:
+    """A commit id, 7 to 40 hex digits: a pin, so no branch or tag names (they move)."""
+    import re
+
+    def parse(value: str) -> str:
+        v = value.strip().lower()
+        if not re.fullmatch(r"[0-9a-f]{7,40}", v):
+            raise argparse.ArgumentTypeError(f"expects a commit id (7-40 hex digits, e.g. `git rev-parse HEAD`), "
+                                             f"got {value!r}; branch and tag names move")
         return v
 
     return _named(flag, parse)

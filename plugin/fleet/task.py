@@ -15,6 +15,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from ..catalog.gpus import get_gpu
 from ..distributed.topology import parse_topology
 from ..errors import InputError
 from .plan import Candidate, PlanConfig
@@ -68,6 +69,7 @@ def _single_node_run(c: Candidate, cfg: PlanConfig) -> list[str]:
         'RESUME=""',
         # a spot run restarted after a preemption continues the sweep it had written
         'if [ -f "$OUT" ]; then RESUME="--trainbench-resume=$OUT"; fi',
+        # SIGINT at the cap: pytest stops like on Ctrl-C and still writes the results file
         f"timeout --signal=INT --kill-after=120 {cap_s} {' '.join(pytest)} $RESUME",
     ]
 
@@ -80,6 +82,11 @@ def _torchrun(module_args: list[str], env: dict[str, str]) -> str:
     return " ".join(p for p in (f"env {prefix}" if prefix else "", launch, *module_args) if p)
 
 
+def _amp(gpu: str) -> str:
+    """bf16 where the GPU has it, else fp16 (pre-Ampere: T4, V100)."""
+    return "bf16" if get_gpu(gpu).peak_flops("bf16") is not None else "fp16"
+
+
 def _multi_node_run(c: Candidate, cfg: PlanConfig) -> list[str]:
     lines = ['MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)', "STATUS=0"]
     for name in cfg.topologies:
@@ -89,7 +96,7 @@ def _multi_node_run(c: Candidate, cfg: PlanConfig) -> list[str]:
         lines.append(_torchrun(["collectives", "--out", f"/tmp/tb-coll-{tag}", "--topology", shlex.quote(name),
                                 "--results", f'"{out}"'], dict(topo.env)) + " || STATUS=$?")
         for workload in cfg.workloads or ("resnet50",):
-            for precision in cfg.precision or ("bf16",):
+            for precision in cfg.precision or (_amp(c.gpu),):
                 out = f"$RESULTS/{c.gpu}-x{c.nodes}-ddp-{workload}-{precision}-{tag}.json"
                 lines.append(_torchrun(
                     ["ddp", "--workload", workload, "--size", cfg.size or "full", "--precision", precision,

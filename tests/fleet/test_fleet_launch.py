@@ -93,6 +93,7 @@ def test_launch_without_skypilot_is_one_line_with_the_install_command(tmp_path, 
     (["--gpus", "t4", "--spot"], "--spot: managed jobs' machines are gone when the job ends, so results need a bucket"),
     (["--clouds", "alibaba"], "argument --clouds: unknown value(s) alibaba; supported: aws, gcp, azure"),
     (["--bucket", "s3://b/sub"], "argument --bucket: expects s3://NAME or gs://NAME (a bucket, no path)"),
+    (["--commit", "main"], "argument --commit: expects a commit id (7-40 hex digits"),
     (["--max-usd", "5"], "--max-usd=5: the plan's estimate is $15.08; raise --max-usd to at least 15.08 or drop "
                          "GPUs from --gpus (the dearest is h100, $8.60)"),
 ])
