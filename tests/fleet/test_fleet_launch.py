@@ -103,3 +103,34 @@ def test_bad_plan_input_is_one_line_naming_the_flag_exit_2_and_writes_nothing(tm
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
     assert not sweep.exists()
+
+
+def test_the_real_launcher_calls_skypilots_sdk_with_its_own_signatures(tmp_path, monkeypatch):
+    import inspect
+
+    import sky
+
+    from trainbench.fleet import Sky
+
+    sweep = tmp_path / "sweep"
+    assert plan(sweep, "--gpus", "t4") == 0
+    assert plan(tmp_path / "spot", "--gpus", "t4", "--spot", "--bucket", "s3://b") == 0
+    calls = []
+
+    def recorder(real, name):
+        def call(*args, **kwargs):
+            bound = inspect.signature(real).bind(*args, **kwargs)  # TypeError if we misuse the SDK
+            calls.append((name, {k: v for k, v in bound.arguments.items() if k != "task"}, args[0]))
+            return f"request-{name}"
+        return call
+
+    monkeypatch.setattr(sky, "launch", recorder(sky.launch, "launch"))
+    monkeypatch.setattr(sky.jobs, "launch", recorder(sky.jobs.launch, "jobs.launch"))
+    monkeypatch.setattr(sky, "stream_and_get", lambda request: ([3], None) if "jobs" in request else (5, None))
+    real = Sky()
+    assert real.launch(sweep / "tasks" / "tb-t4.yaml", "tb-t4", down=False) == "cluster tb-t4, job 5"
+    assert real.jobs_launch(tmp_path / "spot" / "tasks" / "tb-t4.yaml", "tb-t4") == "managed job tb-t4 [3]"
+    (name, kwargs, task), (jname, jkwargs, jtask) = calls
+    assert name == "launch" and kwargs == {"cluster_name": "tb-t4", "down": False, "idle_minutes_to_autostop": 30}
+    assert isinstance(task, sky.Task) and list(task.resources)[0].accelerators == {"T4": 1}
+    assert jname == "jobs.launch" and jkwargs == {"name": "tb-t4"} and list(jtask.resources)[0].use_spot
