@@ -1,6 +1,6 @@
 """One SkyPilot task YAML per candidate: install the pinned commit, preflight, run the suite.
 
-Single node: `trainbench preflight` then `pytest bench/ --gpu=<profile>` writing
+Single node: `trainbench preflight` (its checklist saved beside the results) then `pytest bench/ --gpu=<profile>` writing
 `<results dir>/<profile>.json`; a spot run restarted by SkyPilot's recovery continues that file
 with `--trainbench-resume`. Several nodes: the distributed benchmarks under torchrun, with the
 rendezvous from SkyPilot's environment (SKYPILOT_NODE_IPS' first line is the head,
@@ -109,8 +109,10 @@ def _multi_node_run(c: Candidate, cfg: PlanConfig) -> list[str]:
 def _run(c: Candidate, cfg: PlanConfig) -> str:
     where = f"{MOUNT}/{cfg.name}" if cfg.bucket else "$HOME/trainbench-results"  # = results_dir(cfg)
     # a machine that fails preflight would only produce numbers nobody should trust: stop there
-    head = ["set -uo pipefail", f'RESULTS="{where}"', 'mkdir -p "$RESULTS"',
-            f"trainbench preflight --gpu={c.gpu} || exit $?"]
+    preflight = ["trainbench", "preflight", f"--gpu={c.gpu}", f'--results="$RESULTS/{c.gpu}-preflight.json"']
+    if cfg.workloads:
+        preflight.append(f"--workload={','.join(cfg.workloads)}")
+    head = ["set -uo pipefail", f'RESULTS="{where}"', 'mkdir -p "$RESULTS"', " ".join(preflight) + " || exit $?"]
     body = _multi_node_run(c, cfg) if c.nodes > 1 else _single_node_run(c, cfg)
     return "\n".join([*head, *body, ""])
 

@@ -70,7 +70,7 @@ def test_run_script_resumes_only_when_a_results_file_is_there(tmp_path):
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)}
     subprocess.run(["bash", "-c", script], env=env, check=True)
     first = log.read_text().splitlines()
-    assert first[0] == "trainbench preflight --gpu=t4"
+    assert first[0] == f"trainbench preflight --gpu=t4 --results={results}/t4-preflight.json"
     assert "--trainbench-resume" not in first[1] and f"--trainbench-results={results}/t4.json" in first[1]
     (results / "t4.json").write_text("{}")  # what a preempted first attempt left
     log.unlink()
