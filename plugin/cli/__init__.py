@@ -17,9 +17,9 @@ __all__ = ["main", "build_parser"]
 
 
 def _subcommands() -> list:
-    from . import bench, compare, data, gate, preflight, report, select, train
+    from . import bench, compare, data, fleet, gate, preflight, report, select, train
 
-    return [bench, data, select, preflight, train, report, compare, gate]
+    return [bench, data, select, preflight, train, report, compare, gate, fleet]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 from ..errors import InputError
 
 __all__ = [
-    "comma_list", "domain", "existing_path", "gpu", "int_at_least", "int_list", "nonneg_int",
+    "bucket_url", "comma_list", "git_commit", "sky_name", "domain", "existing_path", "gpu", "int_at_least", "int_list", "nonneg_int",
     "number", "positive_int", "probability", "signal_name", "yes_no",
 ]
 
@@ -155,5 +155,47 @@ def signal_name(flag: str) -> Callable[[str], signal.Signals]:
         except (KeyError, ValueError):
             known = ", ".join(s.name for s in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGINT, signal.SIGHUP))
             raise argparse.ArgumentTypeError(f"unknown signal {value!r}; e.g. {known}") from None
+
+    return _named(flag, parse)
+
+
+def bucket_url(flag: str, schemes: tuple[str, ...] = ("s3", "gs")) -> Callable[[str], str]:
+    """`s3://NAME` or `gs://NAME`: a bucket by its store and name (no path inside it)."""
+
+    def parse(value: str) -> str:
+        scheme, sep, name = value.strip().partition("://")
+        name = name.strip("/")
+        if not sep or scheme not in schemes or not name or "/" in name:
+            raise argparse.ArgumentTypeError(
+                f"expects {' or '.join(s + '://NAME' for s in schemes)} (a bucket, no path), got {value!r}")
+        return f"{scheme}://{name}"
+
+    return _named(flag, parse)
+
+
+def sky_name(flag: str) -> Callable[[str], str]:
+    """A name SkyPilot accepts for clusters and jobs: lower-case letters, digits, '-' (<= 40)."""
+    import re
+
+    def parse(value: str) -> str:
+        v = value.strip()
+        if not re.fullmatch(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?", v):
+            raise argparse.ArgumentTypeError(
+                f"expects lower-case letters, digits and '-', starting with a letter (at most 40), got {value!r}")
+        return v
+
+    return _named(flag, parse)
+
+
+def git_commit(flag: str) -> Callable[[str], str]:
+    """A commit id, 7 to 40 hex digits: a pin, so no branch or tag names (they move)."""
+    import re
+
+    def parse(value: str) -> str:
+        v = value.strip().lower()
+        if not re.fullmatch(r"[0-9a-f]{7,40}", v):
+            raise argparse.ArgumentTypeError(f"expects a commit id (7-40 hex digits, e.g. `git rev-parse HEAD`), "
+                                             f"got {value!r}; branch and tag names move")
+        return v
 
     return _named(flag, parse)
