@@ -21,7 +21,7 @@ from ..catalog.published import PublishedRow, median_per_gpu, published_for, pub
 from .projection import ASSUMED_EFFICIENCY, Efficiency, device_precision, fit_efficiency
 from .step import cost_for
 
-__all__ = ["row_efficiency", "family_efficiency", "efficiency_for", "published_scaling"]
+__all__ = ["published_batch", "row_efficiency", "family_efficiency", "efficiency_for", "published_scaling"]
 
 _HALF = ("fp16", "bf16")
 
@@ -30,7 +30,8 @@ def _precision_class(precision: str) -> tuple[str, ...]:
     return _HALF if precision in _HALF else (precision,)
 
 
-def _batch(row: PublishedRow) -> int:
+def published_batch(row: PublishedRow) -> int:
+    """The row's per-GPU batch, else the median published batch of its workload and size."""
     if row.batch:
         return row.batch
     known = [r.batch for r in published_rows() if r.workload == row.workload and r.size == row.size and r.batch]
@@ -40,7 +41,7 @@ def _batch(row: PublishedRow) -> int:
 def row_efficiency(row: PublishedRow) -> float | None:
     """The efficiency at which our model reproduces one published single-GPU row."""
     gpu = gpu_catalog().get(row.gpu)
-    cost = cost_for(row.workload, row.size, row.precision, _batch(row))
+    cost = cost_for(row.workload, row.size, row.precision, published_batch(row))
     if gpu is None or cost is None:
         return None
     applied, _ = device_precision(gpu, row.precision)
@@ -102,6 +103,6 @@ def published_scaling(workload: str, size: str, gpu: str, count: int, precision:
         return None
     raw = median_per_gpu(many) / median_per_gpu(one)
     factor = min(1.0, raw)
-    capped = f"; published {raw:.2f}, capped at linear" if raw > 1 else ""
+    capped = f", published {raw:.2f} capped at linear" if raw > 1 else ""
     r = many[0]
-    return factor, f"x{count} at {factor:.0%} per-GPU scaling ({r.source} {r.published}, {count}x {gpu}{capped})"
+    return factor, f"x{count} at {factor:.0%} scaling ({r.source} {r.published} {count}x {gpu}{capped})"

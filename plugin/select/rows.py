@@ -242,7 +242,7 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
     est = _memory(workload, size, precision)
     amp_est = _memory(workload, size, "bf16") if precision not in ("bf16", "fp16") else None
     same = [m for m in candidates if m.size == size and m.precision == precision]
-    batch = (same[0].batch_size if same else None) or (w.default_batch_size(size) if w else None)
+    batch = (same[0].batch_size if same else None) or _default_batch(w, workload, size)
     epoch = w.epoch_samples if w else None
     notes = []
     if w is None:
@@ -312,6 +312,17 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
         epoch_source=getattr(w, "epoch_source", "") if w else "", measurements=candidates, searches=[], rows=rows,
         checkpoint=ckpt, memory=est, notes=notes,
     )
+
+
+def _default_batch(w, workload: str, size: str) -> int | None:
+    """The workload's batch for `size`; for a preset without one (bert-base seq384), the median
+    published batch of that configuration, else the full preset's."""
+    if w is None:
+        return None
+    if size in w.batch_size:
+        return w.default_batch_size(size)
+    known = sorted(r.batch for r in _published_any(workload) if r.size == size and r.batch)
+    return known[len(known) // 2] if known else w.default_batch_size("full")
 
 
 def _published(workload: str, size: str, precision: str, gpu: str, count: int):
