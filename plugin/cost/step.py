@@ -10,6 +10,8 @@ Traffic model (bytes that cross device memory per sample at micro-batch `batch`)
     and read again: 4 passes
   + STATE_PASSES x (weights + grads + optimizer state) / batch
     weights read in forward and backward, the optimizer reads and writes its state once per step
+  + FROZEN_PASSES x frozen weights / batch
+    weights that do not train (a LoRA base) are still read in forward and backward
 Transient buffers that never leave the caches are not counted; elementwise ops that re-read a
 tensor are: the passes are a coarse, stated average, not a kernel-by-kernel count.
 """
@@ -25,6 +27,7 @@ __all__ = ["ACTIVATION_PASSES", "STATE_PASSES", "StepCost", "step_cost", "cost_f
 
 ACTIVATION_PASSES = 4  # saved activations: write fwd, read bwd, grad write, grad read
 STATE_PASSES = 3  # weights read fwd + bwd (~2 passes), optimizer update (~1 pass over state)
+FROZEN_PASSES = 2  # frozen weights: read in forward and in backward (input gradients), never updated
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,8 @@ def step_cost(workload, size: str, precision: str, batch: int, memory: MemoryEst
     nbytes = None
     if memory is not None and memory.state_bytes is not None:
         activations = memory.activation_per_sample_bytes + memory.activation_fixed_bytes / batch
-        nbytes = ACTIVATION_PASSES * activations + STATE_PASSES * memory.state_bytes / batch
+        nbytes = (ACTIVATION_PASSES * activations + STATE_PASSES * memory.state_bytes / batch
+                  + FROZEN_PASSES * memory.frozen_param_bytes / batch)
     return StepCost(workload.name, size, precision, batch, float(workload.flops_per_sample(size)), nbytes)
 
 

@@ -120,3 +120,27 @@ def test_largest_batch_is_the_boundary(state, fixed, per_sample, name):
         assert check_fit(e, g, b).fits and not check_fit(e, g, b + 1).fits
     else:
         assert not check_fit(e, g, 1).fits
+
+
+def test_step_cost_counts_frozen_weights_as_read_not_trained():
+    from trainbench.cost.memory import estimate_memory
+    from trainbench.cost.step import FROZEN_PASSES, step_cost
+    from trainbench.workloads import get_workload
+    import dataclasses as dc
+
+    w = get_workload("bert-base")
+    full = estimate_memory(w, "tiny", "fp32")
+
+    def frozen_embeddings(size):
+        model = w.model(size)
+        for p in model.bert.word_emb.parameters():  # a frozen embedding table
+            p.requires_grad_(False)
+        return model
+
+    part = estimate_memory(dc.replace(w, model=frozen_embeddings), "tiny", "fp32")
+    assert part.frozen_param_bytes > 0 and part.param_bytes + part.frozen_param_bytes == full.param_bytes
+    a, b = step_cost(w, "tiny", "fp32", 8, full), step_cost(w, "tiny", "fp32", 8, part)
+    assert b.bytes_per_sample < a.bytes_per_sample  # no grads or optimizer state for the frozen part
+    saved = full.state_bytes - part.state_bytes  # 4 (weight + grad + 2 AdamW buffers) x frozen
+    expect = a.bytes_per_sample - 3 * saved / 8 + FROZEN_PASSES * part.frozen_param_bytes / 8
+    assert b.bytes_per_sample == pytest.approx(expect, rel=0.02)  # activations may differ slightly
