@@ -242,7 +242,7 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
     est = _memory(workload, size, precision)
     amp_est = _memory(workload, size, "bf16") if precision not in ("bf16", "fp16") else None
     same = [m for m in candidates if m.size == size and m.precision == precision]
-    batch = (same[0].batch_size if same else None) or _default_batch(w, workload, size)
+    batch = (same[0].batch_size if same else None) or _default_batch(w, size)
     epoch = w.epoch_samples if w else None
     notes = []
     if w is None:
@@ -314,15 +314,12 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
     )
 
 
-def _default_batch(w, workload: str, size: str) -> int | None:
-    """The workload's batch for `size`; for a preset without one (bert-base seq384), the median
-    published batch of that configuration, else the full preset's."""
+def _default_batch(w, size: str) -> int | None:
+    """The workload's batch for `size`; the full preset's for a preset without one (bert-base
+    seq384): a batch our eager models fit, not the published implementation's."""
     if w is None:
         return None
-    if size in w.batch_size:
-        return w.default_batch_size(size)
-    known = sorted(r.batch for r in _published_any(workload) if r.size == size and r.batch)
-    return known[len(known) // 2] if known else w.default_batch_size("full")
+    return w.default_batch_size(size if size in w.batch_size else "full")
 
 
 def _published(workload: str, size: str, precision: str, gpu: str, count: int):
