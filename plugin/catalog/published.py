@@ -58,14 +58,18 @@ def published_for(workload: str, gpu: str, precision: str, gpu_count: int = 1) -
 
 
 def published_text(rows: list[PublishedRow]) -> str | None:
-    """'2,616-2,791 (lambda 2023, fp16, seq 384)' for a table cell; None without rows."""
+    """'2,616-2,791 (lambda 2023, fp16, seq 384)' per source, '; '-joined; None without rows."""
     if not rows:
         return None
-    values = sorted(r.samples_per_s for r in rows)
-    span = f"{values[0]:,.0f}" if len(values) == 1 else f"{values[0]:,.0f}-{values[-1]:,.0f}"
-    r = rows[0]
-    seq = f", seq {r.seq_len}" if r.seq_len else ""
-    return f"{span} ({r.source} {r.published}, {r.precision}{seq})"
+    parts = []
+    for source in dict.fromkeys(r.source for r in rows):
+        mine = [r for r in rows if r.source == source]
+        values = sorted(r.samples_per_s for r in mine)
+        span = f"{values[0]:,.0f}" if len(values) == 1 else f"{values[0]:,.0f}-{values[-1]:,.0f}"
+        r = mine[0]
+        seq = f", seq {r.seq_len}" if r.seq_len else ""
+        parts.append(f"{span} ({r.source} {r.published}, {r.precision}{seq})")
+    return "; ".join(parts)
 
 
 def median_per_gpu(rows: list[PublishedRow]) -> float:
