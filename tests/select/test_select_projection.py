@@ -138,3 +138,18 @@ def test_a_measured_gpu_run_supplies_the_efficiency_and_says_so(tmp_path):
     expect = project(cost, get_gpu("h100"), "bf16", type(published)(e * ratio, "measured", "x")).samples_per_s
     assert h100.samples_per_s == pytest.approx(expect)
     assert "projected (measured efficiency)" in h100.basis
+
+
+def test_a_row_that_cannot_be_projected_is_drawn_with_its_reason(tmp_path):
+    import dataclasses
+
+    from trainbench.select.charts import _per_gpu, group_chart_png
+
+    (group,) = build_groups([load_results(_cpu_results(tmp_path))], packaged_prices(),
+                            SelectConfig(size="full", precision="bf16", clouds=("aws",)))
+    lost = dataclasses.replace(group.rows[0], samples_per_s=None, epoch_hours=None, on_demand_usd=None,
+                               spot_usd=None, gpu="mystery", basis="n/a: no bf16 peak for mystery in the catalog")
+    group.rows.append(lost)
+    drawn = _per_gpu(group, spot=False)
+    assert drawn[-1] is lost  # last, and present: not silently dropped
+    assert group_chart_png(group)[:4] == b"\x89PNG"
