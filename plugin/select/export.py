@@ -7,7 +7,7 @@ from typing import Sequence
 
 from tabulate import tabulate
 
-from .render import _duration, _fit
+from .render import duration_text, fit_text
 from .rows import CostRow, Group
 
 __all__ = ["row_object", "render_json", "render_terminal"]
@@ -51,8 +51,8 @@ def render_terminal(groups: Sequence[Group], spot: bool, files: Sequence[str]) -
             cost = r.rank_cost(spot)
             basis = r.basis_kind if r.basis_kind != "projected" else f"projected ({r.efficiency_kind})"
             table.append([i, _short(where, _INSTANCE_CHARS), f"{r.gpu_count}x {r.gpu}",
-                          "n/a" if cost is None else f"{cost:.4g}", _duration(r.epoch_hours),
-                          basis + (" *" if r.flag else ""), _fit(r)[0]])
+                          "n/a" if cost is None else f"{cost:.4g}", duration_text(r.epoch_hours),
+                          basis + (" *" if r.flag else ""), fit_text(r)[0]])
         lines.append(tabulate(table, headers=["#", "instance", "GPUs", "$/epoch", "time/epoch", "basis", "fits"],
                               tablefmt="simple", disable_numparse=True))
         lines.append("")

@@ -11,7 +11,7 @@ from tabulate import tabulate
 from .rows import CostRow, Group, SelectConfig
 from .charts import group_chart_png
 
-__all__ = ["HEADERS", "table_rows", "method_lines", "render_markdown", "render_html"]
+__all__ = ["HEADERS", "table_rows", "method_lines", "duration_text", "fit_text", "render_markdown", "render_html"]
 
 HEADERS = ["#", "instance", "GPUs", "throughput basis", "samples/s", "published samples/s (not ours)", "time/epoch",
            "on-demand $/epoch", "spot $/epoch (expected)", "ckpt every", "fits", "max batch", "flag"]
@@ -25,7 +25,7 @@ def _rate(x: float | None) -> str:
     return "n/a" if x is None else (f"{x:,.0f}" if x >= 100 else f"{x:.3g}")
 
 
-def _duration(hours: float | None) -> str:
+def duration_text(hours: float | None) -> str:
     if hours is None:
         return "n/a"
     if hours < 1 / 60:
@@ -33,7 +33,7 @@ def _duration(hours: float | None) -> str:
     return f"{hours * 60:.3g} min" if hours < 1 else f"{hours:.3g} h"
 
 
-def _fit(row: CostRow) -> tuple[str, str]:
+def fit_text(row: CostRow) -> tuple[str, str]:
     if row.fit is None or row.fit.fits is None:
         return "n/a", "n/a"
     return ("yes" if row.fit.fits else "NO"), str(row.fit.largest_batch)
@@ -49,13 +49,13 @@ def _interval(row: CostRow) -> str:
 def table_rows(group: Group) -> list[list[str]]:
     out = []
     for i, r in enumerate(group.rows, start=1):
-        fits, largest = _fit(r)
+        fits, largest = fit_text(r)
         spot = _num(r.spot_usd, ".4g")
         if r.spot_usd is not None and r.spot_overhead is not None:
             spot += f" (+{r.spot_overhead:.0%} time)"
         where = f"{r.cloud} {r.region} {r.instance_type}" if r.cloud != "-" else r.instance_type
         out.append([i, where, f"{r.gpu_count}x {r.gpu}", r.basis, _rate(r.samples_per_s), r.published or "-",
-                    _duration(r.epoch_hours), _num(r.on_demand_usd, ".4g"), spot, _interval(r),
+                    duration_text(r.epoch_hours), _num(r.on_demand_usd, ".4g"), spot, _interval(r),
                     fits, largest, r.flag])
     return out
 
@@ -91,7 +91,7 @@ def _summary(g: Group) -> list[str]:
         ("Cheapest spot (expected, interruptions included)", lambda r: r.spot_usd,
          lambda r: f"${r.spot_usd:.4g}/epoch"),
         ("Fastest", lambda r: r.epoch_hours if r.on_demand_usd is not None else None,
-         lambda r: f"{_duration(r.epoch_hours)}/epoch"),
+         lambda r: f"{duration_text(r.epoch_hours)}/epoch"),
     ]
     out = []
     for label, key, what in questions:
