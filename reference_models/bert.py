@@ -74,6 +74,9 @@ PRESETS: dict[str, BertConfig] = {
         max_position_embeddings=64, seq_len=32,
     ),
     "full": BertConfig(),
+    # SQuAD fine-tuning length (NVIDIA DeepLearningExamples default, the configuration published
+    # training throughput tables use): lets projections be checked against them
+    "seq384": BertConfig(seq_len=384),
 }
 
 

@@ -29,7 +29,7 @@ class GpuSpec:
     peak_tflops: dict  # precision -> dense peak TFLOPS, or None when unknown
     nvlink_gbps: float | None  # bidirectional, per GPU
     tdp_w: float | None
-    verified: str  # "datasheet", "partial", "UNVERIFIED", "n/a"
+    verified: str  # "datasheet", "partial", "derived" (SM count x clock x per-SM rate), "UNVERIFIED", "n/a"
     source: str
 
     def peak_flops(self, precision: str) -> float | None:

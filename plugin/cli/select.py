@@ -1,7 +1,9 @@
 """Rank cloud instances by cost and time per epoch for the workloads in results files.
 
-`trainbench select RESULTS... [--workload W] [--spot] [--clouds aws,gcp] [--out DIR]` writes `select.md` and `select.html` (charts embedded, one self-contained page) under --out and
-prints the markdown. Exit 0, or 2 with a message on bad input.
+`trainbench select RESULTS... [--workload W] [--spot] [--clouds aws,gcp] [--out DIR]` writes
+`select.md`, `select.html` (charts embedded, one self-contained page) and `select.json` (one
+object per row) under --out and prints a compact ranking that fits 120 columns. Exit 0, or 2
+with a message on bad input.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from ..catalog.gpus import CATALOG_DATE
 from ..catalog.prices import PRICE_MODES, PRICES_ENV, load_prices, packaged_prices
 from ..cost.spot import SpotAssumptions
 from ..records.results import load_results
+from ..select.export import render_json, render_terminal
 from ..select.render import render_html, render_markdown
 from ..select.rows import SelectConfig, build_groups
 from ..harness.precision import PRECISIONS
@@ -46,7 +49,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="assumed minutes to get a replacement instance running (default %(default)g)")
     p.add_argument("--ckpt-save-s", type=types.number("--ckpt-save-s"),
                    help="checkpoint write time in s (default: resume records, else estimated)")
-    p.add_argument("--out", default="reports", help="directory for select.md and select.html (default %(default)s)")
+    p.add_argument("--out", default="reports", help="directory for select.md, select.html and select.json (default %(default)s)")
     p.set_defaults(func=run)
     return p
 
@@ -69,6 +72,6 @@ def run(args) -> int:
     out = Path(args.out)
     md_path = atomic_write_text(out / "select.md", markdown)
     html_path = atomic_write_text(out / "select.html", render_html(groups, cfg, sources, note))
-    print(markdown)
-    print(f"wrote {md_path} and {html_path}")
+    json_path = atomic_write_text(out / "select.json", render_json(groups, cfg.spot))
+    print(render_terminal(groups, cfg.spot, [str(md_path), str(html_path), str(json_path)]))
     return 0

@@ -3,7 +3,8 @@
 from .epoch import cost_per_epoch, epoch_hours
 from .fit import Fit, check_fit, usable_bytes
 from .memory import MemoryEstimate, estimate_memory, saved_activation_bytes, state_bytes
-from .projection import Projection, project
+from .projection import Efficiency, Projection, project
+from .step import StepCost, step_cost
 from .record_cost import cost_for_record, fill_costs
 from .spot import (
     SpotAssumptions,
@@ -32,6 +33,9 @@ __all__ = [
     "Fit",
     "check_fit",
     "usable_bytes",
+    "Efficiency",
     "Projection",
     "project",
+    "StepCost",
+    "step_cost",
 ]

@@ -63,6 +63,8 @@ class MemoryEstimate:
     activation_fixed_bytes: int  # saved for backward, independent of batch (AMP weight copies, masks)
     activation_per_sample_bytes: int  # saved for backward, per sample
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # parameters that do not train (a frozen base under LoRA): held and read, but no grads or state
+    frozen_param_bytes: int = 0
 
     @property
     def state_bytes(self) -> int | None:
@@ -176,6 +178,7 @@ def estimate_memory(workload, size: str, precision: str = "fp32", trace_device: 
         optimizer = workload.optimizer(model.parameters(), size)
         params, grads, opt, desc = state_bytes(model, optimizer)
         count = sum(p.numel() for p in {id(p): p for p in model.parameters() if p.requires_grad}.values())
+        frozen = sum(_numel_bytes(p) for p in {id(p): p for p in model.parameters() if not p.requires_grad}.values())
 
     def fake(b):
         return _to_fake(real[b], mode, device)
@@ -192,6 +195,7 @@ def estimate_memory(workload, size: str, precision: str = "fp32", trace_device: 
         workload=workload.name, size=size, precision=precision, params=count,
         param_bytes=params, grad_bytes=grads, optimizer_bytes=opt, optimizer=desc,
         activation_fixed_bytes=fixed, activation_per_sample_bytes=per_sample, notes=tuple(notes),
+        frozen_param_bytes=frozen,
     )
 
 

@@ -1,19 +1,19 @@
-"""Roofline-style projection of training throughput from a measured GPU (or CPU) to another.
+"""Projected training throughput on a GPU from its analytic step cost and a stated efficiency.
 
-Per sample, a device needs at least  t_roof = max(FLOPs / peak FLOP/s, bytes / memory bandwidth)
-(Williams, Waterman & Patterson 2009, "Roofline"). A measured run achieved t_meas = 1 /
-samples_per_s per GPU, i.e. a fraction e = t_roof / t_meas of its roofline. The projection
-assumes the same fraction on the target:  t_target = t_roof(target) / e.
+Time per sample on GPU g at precision p (a "serial roofline": the compute-bound kernels
+(matmuls, convolutions) and the memory-bound ones (normalization, activations, optimizer)
+run one after another, so their times add rather than overlap):
 
-When the measured device has no catalog peak (a CPU, or a GPU whose peak is unknown), its
-efficiency says nothing about a GPU, so an assumed fraction (`ASSUMED_EFFICIENCY`, about what
-nanoGPT reaches on an A100: ~30% MFU) is used and the label says so.
+    t = FLOPs / (peak_p(g) x e) + bytes / (bandwidth(g) x MEMORY_EFFICIENCY)
 
-Bytes per sample are a coarse traffic model from the memory estimate: activations are written
-in forward and read back in backward, with their gradients written and read (4 x the saved
-bytes), plus one pass over weights, grads and optimizer state per step spread over the batch.
-
-Every projection carries `basis`, "projected from <gpu> ...": it is never a measurement.
+`bound` names the larger term. The compute efficiency e is the one number that is not a
+datasheet figure; where it comes from is always stated (`Efficiency.kind`):
+  measured   this project's own run on a GPU (fitted with `fit_efficiency`), carried to another
+             family by the published ratio between the two families
+  published  fitted to dated published measurements of the same GPU family (`efficiency.py`)
+  borrowed   a neighbouring family's published fit, when the table has none of this family
+  assumed    ASSUMED_EFFICIENCY, when nothing is known (never a CPU run's: a CPU's fraction of
+             its own peak says nothing about a GPU)
 """
 
 from __future__ import annotations
@@ -21,75 +21,95 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..catalog.gpus import GpuSpec
-from .memory import MemoryEstimate
+from .step import StepCost
 
-__all__ = ["ASSUMED_EFFICIENCY", "Projection", "bytes_per_sample", "roofline_time", "project"]
+__all__ = [
+    "ASSUMED_EFFICIENCY",
+    "MEMORY_EFFICIENCY",
+    "Efficiency",
+    "Projection",
+    "device_precision",
+    "model_time",
+    "fit_efficiency",
+    "project",
+]
 
-ASSUMED_EFFICIENCY = 0.35  # fraction of roofline when it cannot be calibrated (stated in labels)
-ACTIVATION_PASSES = 4  # saved activations: write fwd, read bwd, grad write, grad read
-STATE_PASSES = 3  # weights read fwd+bwd (~2 passes) and optimizer update (~1 pass over state)
+ASSUMED_EFFICIENCY = 0.30  # fraction of peak when nothing better is known (stated in labels)
+MEMORY_EFFICIENCY = 0.85  # assumed: STREAM-like copy kernels reach about 80-90% of datasheet bandwidth
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    value: float  # fraction of the dense peak the compute-bound part achieves
+    kind: str  # "measured", "published", "borrowed", "assumed"
+    label: str  # where it comes from, e.g. "published fit, ampere fp16 (6 rows, lambda 2023)"
 
 
 @dataclass(frozen=True)
 class Projection:
-    samples_per_s: float | None  # per GPU on the target; None when it cannot be projected
-    basis: str  # "projected from a100-80g (52% of roofline, calibrated)" or why it is None
-    efficiency: float | None  # fraction of roofline used
-    bound: str | None  # "compute" or "memory" on the target
+    samples_per_s: float | None  # per GPU; None when it cannot be projected (`method` says why)
+    method: str  # the full statement: step cost, peak, efficiency and its source
+    efficiency: Efficiency | None
+    bound: str | None  # "compute" or "memory": the larger term on this GPU
 
 
-def bytes_per_sample(est: MemoryEstimate | None, batch: int) -> float | None:
-    if est is None or est.state_bytes is None or batch < 1:
-        return None
-    return ACTIVATION_PASSES * est.activation_per_sample_bytes + STATE_PASSES * est.state_bytes / batch
+def device_precision(gpu: GpuSpec, precision: str) -> tuple[str, str]:
+    """(precision whose peak applies on `gpu`, note): pre-Ampere GPUs run bf16 AMP as fp16
+    (+GradScaler) and ignore the TF32 switch."""
+    if gpu.peak_flops(precision) is None:
+        if precision == "bf16" and gpu.peak_flops("fp16"):
+            return "fp16", f"fp16 on {gpu.name}: no bf16"
+        if precision == "tf32" and gpu.peak_flops("fp32"):
+            return "fp32", f"fp32 on {gpu.name}: no TF32"
+    return precision, ""
 
 
-def roofline_time(flops: float, nbytes: float | None, gpu: GpuSpec, precision: str) -> tuple[float, str] | None:
-    """Lower bound on seconds per sample on `gpu`, and which roof binds; None without a peak."""
+def _terms(cost: StepCost, gpu: GpuSpec, precision: str) -> tuple[float, float] | None:
+    """(seconds of compute at 100% of peak, seconds of memory traffic at MEMORY_EFFICIENCY)."""
     peak = gpu.peak_flops(precision)
     if peak is None:
         return None
-    t_compute = flops / peak
-    if nbytes is None or not gpu.mem_bw_gbps:
-        return t_compute, "compute"
-    t_memory = nbytes / (gpu.mem_bw_gbps * 1e9)
-    return (t_compute, "compute") if t_compute >= t_memory else (t_memory, "memory")
+    t_memory = 0.0
+    if cost.bytes_per_sample is not None and gpu.mem_bw_gbps:
+        t_memory = cost.bytes_per_sample / (gpu.mem_bw_gbps * 1e9 * MEMORY_EFFICIENCY)
+    return cost.flops_per_sample / peak, t_memory
 
 
-def project(
-    measured_samples_per_s: float,
-    source: GpuSpec | None,
-    source_name: str,
-    target: GpuSpec,
-    source_flops: float,
-    target_flops: float,
-    source_precision: str,
-    target_precision: str | None = None,
-    source_bytes: float | None = None,
-    target_bytes: float | None = None,
-    size_note: str = "",
-) -> Projection:
-    """Per-GPU throughput on `target` from `measured_samples_per_s` per GPU on `source`.
+def model_time(cost: StepCost, gpu: GpuSpec, precision: str, efficiency: float) -> tuple[float, str] | None:
+    """Seconds per sample on `gpu` and the larger term; None without a catalog peak."""
+    terms = _terms(cost, gpu, precision)
+    if terms is None:
+        return None
+    t_compute, t_memory = terms[0] / efficiency, terms[1]
+    return t_compute + t_memory, ("compute" if t_compute >= t_memory else "memory")
 
-    `source_flops`/`target_flops` are training FLOPs per sample of what each side runs (the
-    target may be a larger preset: `size_note` says so, e.g. "tiny -> full", and the
-    efficiency is then assumed: a tiny model's efficiency says little about the full one).
-    `source_bytes`/`target_bytes`: bytes per sample moved (None: compute roof only).
+
+def fit_efficiency(cost: StepCost, gpu: GpuSpec, precision: str, samples_per_s: float) -> float | None:
+    """The compute efficiency e at which `model_time` equals a measured 1 / samples_per_s (per GPU).
+
+    None without a peak, or when the measurement beats the memory term alone (the traffic model
+    overcounts there, so no efficiency can be read from it). Capped at 1.
     """
-    target_precision = target_precision or source_precision
-    note = f"{size_note}; " if size_note else ""
-    target_roof = roofline_time(target_flops, target_bytes, target, target_precision)
-    if target_roof is None:
-        return Projection(None, f"n/a: no {target_precision} peak for {target.name} in the catalog", None, None)
-    source_roof = None
-    if source is not None and measured_samples_per_s > 0:
-        source_roof = roofline_time(source_flops, source_bytes, source, source_precision)
-    if source_roof is not None and not size_note:
-        efficiency = min(1.0, source_roof[0] * measured_samples_per_s)
-        basis = f"projected from {source_name} ({efficiency:.0%} of roofline, calibrated there)"
-    else:
-        efficiency = ASSUMED_EFFICIENCY
-        why = "size differs" if size_note else "no catalog peak there"
-        basis = f"projected from {source_name} ({note}assumed {efficiency:.0%} of roofline: {why})"
-    t, bound = target_roof
-    return Projection(efficiency / t, basis, efficiency, bound)
+    terms = _terms(cost, gpu, precision)
+    if terms is None or samples_per_s <= 0:
+        return None
+    spare = 1.0 / samples_per_s - terms[1]
+    return None if spare <= 0 else min(1.0, terms[0] / spare)
+
+
+def project(cost: StepCost, gpu: GpuSpec, precision: str, efficiency: Efficiency | None) -> Projection:
+    """Per-GPU throughput of `cost` on `gpu`, with the method stated."""
+    applied, note = device_precision(gpu, precision)
+    if gpu.peak_flops(applied) is None:
+        return Projection(None, f"n/a: no {precision} peak for {gpu.name} in the catalog", None, None)
+    if efficiency is None:
+        return Projection(None, f"n/a: no efficiency known for {gpu.name}", None, None)
+    t, bound = model_time(cost, gpu, applied, efficiency.value)
+    peak = f"{gpu.peak_tflops[applied]:g} TFLOPS {applied}"
+    if gpu.verified == "derived":
+        peak += " (derived peak)"
+    method = (f"analytic step {cost.describe()}; {peak} x {efficiency.value:.0%} ({efficiency.label}) "
+              f"+ {gpu.mem_bw_gbps:g} GB/s x {MEMORY_EFFICIENCY:.0%} (assumed); {bound}-bound")
+    if note:
+        method = f"{note}; {method}"
+    return Projection(1.0 / t, method, efficiency, bound)

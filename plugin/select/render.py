@@ -11,9 +11,9 @@ from tabulate import tabulate
 from .rows import CostRow, Group, SelectConfig
 from .charts import group_chart_png
 
-__all__ = ["HEADERS", "table_rows", "render_markdown", "render_html"]
+__all__ = ["HEADERS", "table_rows", "method_lines", "duration_text", "fit_text", "render_markdown", "render_html"]
 
-HEADERS = ["#", "instance", "GPUs", "throughput basis", "samples/s", "time/epoch",
+HEADERS = ["#", "instance", "GPUs", "throughput basis", "samples/s", "published samples/s (not ours)", "time/epoch",
            "on-demand $/epoch", "spot $/epoch (expected)", "ckpt every", "fits", "max batch", "flag"]
 
 
@@ -25,7 +25,7 @@ def _rate(x: float | None) -> str:
     return "n/a" if x is None else (f"{x:,.0f}" if x >= 100 else f"{x:.3g}")
 
 
-def _duration(hours: float | None) -> str:
+def duration_text(hours: float | None) -> str:
     if hours is None:
         return "n/a"
     if hours < 1 / 60:
@@ -33,7 +33,7 @@ def _duration(hours: float | None) -> str:
     return f"{hours * 60:.3g} min" if hours < 1 else f"{hours:.3g} h"
 
 
-def _fit(row: CostRow) -> tuple[str, str]:
+def fit_text(row: CostRow) -> tuple[str, str]:
     if row.fit is None or row.fit.fits is None:
         return "n/a", "n/a"
     return ("yes" if row.fit.fits else "NO"), str(row.fit.largest_batch)
@@ -49,13 +49,13 @@ def _interval(row: CostRow) -> str:
 def table_rows(group: Group) -> list[list[str]]:
     out = []
     for i, r in enumerate(group.rows, start=1):
-        fits, largest = _fit(r)
+        fits, largest = fit_text(r)
         spot = _num(r.spot_usd, ".4g")
         if r.spot_usd is not None and r.spot_overhead is not None:
             spot += f" (+{r.spot_overhead:.0%} time)"
         where = f"{r.cloud} {r.region} {r.instance_type}" if r.cloud != "-" else r.instance_type
-        out.append([i, where, f"{r.gpu_count}x {r.gpu}", r.basis, _rate(r.samples_per_s),
-                    _duration(r.epoch_hours), _num(r.on_demand_usd, ".4g"), spot, _interval(r),
+        out.append([i, where, f"{r.gpu_count}x {r.gpu}", r.basis, _rate(r.samples_per_s), r.published or "-",
+                    duration_text(r.epoch_hours), _num(r.on_demand_usd, ".4g"), spot, _interval(r),
                     fits, largest, r.flag])
     return out
 
@@ -69,8 +69,9 @@ def _intro(cfg: SelectConfig, sources: Sequence[str], price_note: str) -> list[s
         f"Spot model: mean time between interruptions {a.mtbi_s / 3600:g} h (assumed, --mtbi-hours), "
         f"restart {a.restart_s / 60:g} min (assumed, --restart-min) + checkpoint load; checkpoint "
         "interval from Daly (2006), T = sqrt(2 delta M)(1 + sqrt(delta/2M)/3 + delta/18M) - delta.",
-        "Measured rows are measurements; projected rows are roofline estimates from the named device, "
-        "never measurements.",
+        "Measured rows are measurements; projected rows are estimates from the analytic step cost "
+        "(FLOPs and memory bytes) at a stated efficiency, never measurements (method per GPU below each "
+        "table). The published column is other people's measurement of the same GPU and configuration.",
     ]
 
 
@@ -90,7 +91,7 @@ def _summary(g: Group) -> list[str]:
         ("Cheapest spot (expected, interruptions included)", lambda r: r.spot_usd,
          lambda r: f"${r.spot_usd:.4g}/epoch"),
         ("Fastest", lambda r: r.epoch_hours if r.on_demand_usd is not None else None,
-         lambda r: f"{_duration(r.epoch_hours)}/epoch"),
+         lambda r: f"{duration_text(r.epoch_hours)}/epoch"),
     ]
     out = []
     for label, key, what in questions:
@@ -143,6 +144,16 @@ def _group_lines(g: Group) -> tuple[str, list[str], list[str]]:
     return title, facts, advice
 
 
+def method_lines(g: Group) -> list[str]:
+    """One line per GPU profile and count: how its projected throughput was made."""
+    seen, out = set(), []
+    for r in g.rows:
+        if r.method and (r.gpu, r.gpu_count) not in seen:
+            seen.add((r.gpu, r.gpu_count))
+            out.append(f"{r.gpu_count}x {r.gpu}: {r.basis} -- {r.method}")
+    return out
+
+
 def _flag_notes(groups: Sequence[Group]) -> list[str]:
     notes = {}
     for g in groups:
@@ -160,6 +171,9 @@ def render_markdown(groups: Sequence[Group], cfg: SelectConfig, sources: Sequenc
         lines += [tabulate(table_rows(g), headers=HEADERS, tablefmt="github", disable_numparse=True), ""]
         if advice:
             lines += ["What to change where it does not fit:", ""] + [f"- {a}" for a in advice] + [""]
+        methods = method_lines(g)
+        if methods:
+            lines += ["How the projected rows were made:", ""] + [f"- {m}" for m in methods] + [""]
     flags = _flag_notes(groups)
     if flags:
         lines += ["## Flagged price rows", "",
@@ -189,6 +203,10 @@ def render_html(groups: Sequence[Group], cfg: SelectConfig, sources: Sequence[st
         if advice:
             items = "".join(f"<li>{e(a)}</li>" for a in advice)
             parts.append(f"<p>What to change where it does not fit:</p><ul>{items}</ul>")
+        methods = method_lines(g)
+        if methods:
+            items = "".join(f"<li>{e(m)}</li>" for m in methods)
+            parts.append(f"<details><summary>How the projected rows were made</summary><ul>{items}</ul></details>")
     flags = _flag_notes(groups)
     if flags:
         parts.append("<h2>Flagged price rows</h2><ul>" + "".join(f"<li>{e(f)}</li>" for f in flags) + "</ul>")

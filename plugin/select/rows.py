@@ -1,27 +1,30 @@
 """The rows of the instance-selection report: one per (workload group, priced instance).
 
 Each row says where its throughput comes from: "measured on <gpu>" when a results file holds a
-run of the same workload, size and precision on that GPU profile, otherwise
-"projected from <gpu> ..." (plugin/cost/projection.py). Devices that were measured but have no
-price (a CPU, an unpriced GPU) still get a row: measured, with cost n/a.
+run of the same workload, size and precision on that GPU profile, otherwise "projected (<kind>
+efficiency)" from the analytic step cost (select/projected.py), with the full method in
+`CostRow.method`. Devices that were measured but have no price (a CPU, an unpriced GPU) still
+get a row: measured, with cost n/a. A published figure for the same GPU, count and configuration
+sits beside, never in place of, ours.
 """
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Iterable, Sequence
 
 from ..catalog.gpus import GpuSpec, gpu_catalog
 from ..catalog.prices import PriceRow
 from ..cost.epoch import cost_per_epoch, epoch_hours
 from ..cost.fit import Fit, check_fit
-from ..cost.memory import MemoryEstimate, estimate_memory
-from ..cost.projection import bytes_per_sample, project
+from ..catalog.published import published_for, published_text
+from ..cost.memory import MemoryEstimate
+from ..cost.step import trace_error, traced_memory
 from ..cost.spot import SpotAssumptions, spot_estimate
 from ..errors import InputError
 from ..records.results import Results
+from .projected import project_instance
 
 __all__ = [
     "Measurement",
@@ -88,6 +91,18 @@ class CostRow:
     fit: Fit | None
     flag: str  # price and GPU-spec flags, "" when none
     price_source: str
+    # optional detail (later issues add fields here, all with defaults)
+    method: str = ""  # how samples_per_s was obtained, in full
+    published: str | None = None  # published figure for this GPU and count, e.g. "1,582 (lambda 2023, fp16)"
+    efficiency_kind: str | None = None  # projected rows: measured / published / borrowed / assumed
+    bound: str | None = None  # projected rows: compute / memory
+
+    @property
+    def basis_kind(self) -> str:
+        """measured / projected / n-a."""
+        if self.measured:
+            return "measured"
+        return "projected" if self.samples_per_s is not None else "n-a"
 
     def rank_cost(self, spot: bool) -> float | None:
         return self.spot_usd if spot else self.on_demand_usd
@@ -160,21 +175,8 @@ def _workload(name):
         return None
 
 
-_MEMORY_ERRORS: dict[tuple[str, str, str], str] = {}  # why an estimate is missing, for the report
-
-
-@lru_cache(maxsize=64)
 def _memory(name: str, size: str, precision: str) -> MemoryEstimate | None:
-    w = _workload(name)
-    if w is None:
-        return None
-    try:
-        return estimate_memory(w, size, precision)
-    except InputError:
-        raise  # e.g. an unknown --size: the user's to fix
-    except Exception as exc:  # a model the fake-tensor trace cannot run: fit is then unknown
-        _MEMORY_ERRORS[(name, size, precision)] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-        return None
+    return traced_memory(name, size, precision)
 
 
 def _checkpoint(resumes, workload: str, size: str, est: MemoryEstimate | None, cfg: SelectConfig) -> CheckpointTiming:
@@ -200,27 +202,6 @@ def _checkpoint(resumes, workload: str, size: str, est: MemoryEstimate | None, c
         label = f"assumed: {ckpt_bytes / 1e9:.2f} GB at {ASSUMED_WRITE_BYTES_PER_S / 1e6:.0f} MB/s"
         return CheckpointTiming(save, save, label)
     return CheckpointTiming(a.ckpt_save_s, a.ckpt_save_s, f"assumed: {a.ckpt_save_s:g} s (no checkpoint size known)")
-
-
-def _peak_distance(source: GpuSpec | None, target: GpuSpec, precision: str) -> float:
-    import math
-
-    if source is None or source.peak_flops(precision) is None or target.peak_flops(precision) is None:
-        return math.inf
-    return abs(math.log(source.peak_flops(precision) / target.peak_flops(precision)))
-
-
-def _pick_source(candidates: list[Measurement], target: GpuSpec, size: str, precision: str) -> Measurement:
-    """Same size and precision first, then a GPU with a catalog peak, then the closest peak."""
-    catalog = gpu_catalog()
-
-    def key(m: Measurement):
-        spec = catalog.get(m.gpu)
-        has_peak = spec is not None and spec.peak_flops(m.precision) is not None
-        distance = _peak_distance(spec, target, precision)
-        return (m.size != size, m.precision != precision, not has_peak, distance, -m.runs)
-
-    return min(candidates, key=key)
 
 
 def _flags(price: PriceRow | None, spec: GpuSpec | None, measured: bool) -> str:
@@ -261,25 +242,29 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
     est = _memory(workload, size, precision)
     amp_est = _memory(workload, size, "bf16") if precision not in ("bf16", "fp16") else None
     same = [m for m in candidates if m.size == size and m.precision == precision]
-    batch = (same[0].batch_size if same else None) or (w.default_batch_size(size) if w else None)
+    batch = (same[0].batch_size if same else None) or _default_batch(w, size)
     epoch = w.epoch_samples if w else None
     notes = []
     if w is None:
         notes.append(f"workload {workload!r} is not registered here: epoch size and memory fit unknown")
-    if est is None and (workload, size, precision) in _MEMORY_ERRORS:
-        notes.append(f"memory estimate unavailable ({_MEMORY_ERRORS[(workload, size, precision)]}): fit n/a")
+    if est is None and trace_error(workload, size, precision):
+        notes.append(f"memory estimate unavailable ({trace_error(workload, size, precision)}): fit n/a")
     if size == "tiny" and not cfg.size:
         notes.append("tiny preset: its GPU projections ignore kernel-launch and latency limits that dominate "
                      "tiny models; pass --size full for the published configuration")
     recorded_flops = next((m.flops_per_sample for m in same if m.flops_per_sample), None)
-    flops_target = w.flops_per_sample(size) if w else recorded_flops
+    if not any(p.size == size for p in _published_any(workload)) and _published_any(workload):
+        sizes = sorted({p.size for p in _published_any(workload)})
+        notes.append(f"published figures for {workload} exist at size {', '.join(sizes)} "
+                     f"(pass --size {sizes[0]} to see them beside these rows)")
     ckpt = _checkpoint(resumes, workload, size, est, cfg)
     a = cfg.spot_assumptions
     rows: list[CostRow] = []
 
-    def make_row(price: PriceRow | None, gpu: str, count: int, per_gpu_sps, measured, basis, spec) -> CostRow:
+    def make_row(price: PriceRow | None, gpu: str, count: int, per_gpu_sps, measured, basis, spec,
+                 scale: float = 1.0, **detail) -> CostRow:
         fit = check_fit(est, spec, batch, amp_est) if (est and spec and batch and spec.memory_bytes) else None
-        sps = per_gpu_sps * count if per_gpu_sps else None
+        sps = per_gpu_sps * count * scale if per_gpu_sps else None
         hours = epoch_hours(epoch, sps) if (sps and epoch) else None
         on_demand = spot = overhead = interval = None
         if hours is not None and price is not None:
@@ -294,6 +279,7 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
             epoch_hours=hours, on_demand_usd=on_demand, spot_usd=spot, spot_overhead=overhead,
             ckpt_interval_s=interval, fit=fit, flag=_flags(price, spec, measured),
             price_source=price.source if price else "",
+            published=published_text(_published(workload, size, precision, gpu, count)), **detail,
         )
 
     priced = set()
@@ -305,33 +291,15 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
             n = price.gpu_count
             m = max(mine, key=lambda m: (m.world_size == n, m.world_size <= n, m.world_size, m.runs))
             basis = f"measured on {m.gpu}"
-            if price.gpu_count != m.world_size:
+            if price.gpu_count != m.world_size and price.gpu_count > 1:
                 basis += (f" ({m.world_size} GPU{'s' if m.world_size > 1 else ''}; per-GPU rate x{price.gpu_count} "
                           f"assumes linear scaling)")
             rows.append(make_row(price, price.gpu, price.gpu_count, m.samples_per_s_per_gpu, True, basis, spec))
         else:
-            src = _pick_source(candidates, spec, size, precision)
-            src_spec = catalog.get(src.gpu)
-            notes_ = [n for n in (f"{src.size} -> {size}" if src.size != size else "",
-                                  f"{src.precision} -> {precision}" if src.precision != precision else "") if n]
-            target_precision = precision
-            if spec.peak_flops(precision) is None and precision == "bf16" and spec.peak_flops("fp16"):
-                target_precision = "fp16"  # pre-Ampere GPUs: AMP runs in fp16 (+GradScaler)
-                notes_.append(f"fp16 on {spec.name}: no bf16")
-            src_w_flops = w.flops_per_sample(src.size) if w else src.flops_per_sample
-            src_est = _memory(workload, src.size, src.precision)
-            proj = None
-            if flops_target and src_w_flops:
-                proj = project(
-                    src.samples_per_s_per_gpu, src_spec, src.gpu, spec, src_w_flops, flops_target,
-                    src.precision, target_precision, bytes_per_sample(src_est, src.batch_size or batch or 1),
-                    bytes_per_sample(est, batch or 1), size_note=", ".join(notes_),
-                )
-            basis = proj.basis if proj else f"n/a: no FLOPs per sample for {workload}"
-            if proj and proj.samples_per_s and price.gpu_count > 1:
-                basis += f"; x{price.gpu_count} assumes linear scaling"
-            sps = proj.samples_per_s if proj else None
-            rows.append(make_row(price, price.gpu, price.gpu_count, sps, False, basis, spec))
+            p = project_instance(workload, size, precision, batch or 1, spec, price.gpu_count, candidates,
+                                 recorded_flops)
+            rows.append(make_row(price, price.gpu, price.gpu_count, p.per_gpu, False, p.basis, spec, p.scale,
+                                 method=p.method, efficiency_kind=p.efficiency_kind, bound=p.bound))
         priced.add(price.gpu)
     for m in same:
         if m.gpu not in priced:
@@ -344,6 +312,24 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
         epoch_source=getattr(w, "epoch_source", "") if w else "", measurements=candidates, searches=[], rows=rows,
         checkpoint=ckpt, memory=est, notes=notes,
     )
+
+
+def _default_batch(w, size: str) -> int | None:
+    """The workload's batch for `size`; the full preset's for a preset without one (bert-base
+    seq384): a batch our eager models fit, not the published implementation's."""
+    if w is None:
+        return None
+    return w.default_batch_size(size if size in w.batch_size else "full")
+
+
+def _published(workload: str, size: str, precision: str, gpu: str, count: int):
+    return [r for r in published_for(workload, gpu, precision, count) if r.size == size]
+
+
+def _published_any(workload: str):
+    from ..catalog.published import published_rows
+
+    return [r for r in published_rows() if r.workload == workload]
 
 
 def _rank_key(row: CostRow, spot: bool):
