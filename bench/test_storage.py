@@ -16,10 +16,14 @@ the fewest workers and a backend with stall < 5%.
 from __future__ import annotations
 
 import math
+import warnings
 
+import pytest
 import torch
+from tabulate import tabulate
 
-from trainbench.data import storage_loader
+from trainbench.data import parse_storage, storage_loader
+from trainbench.data.stall import apply_differential, explain_disagreement, thread_settings
 from trainbench.data.loader_bench import preloaded_batches, time_epoch
 from trainbench.harness.run import loader_config, resolve_device, run
 from trainbench.workloads import get_workload
@@ -67,22 +71,29 @@ def test_loader(trainbench, tb_workload, tb_storage, tb_workers):
 
 
 def test_training_storage(trainbench, tb_workload, tb_storage, tb_workers):
+    for rec in _train_with_differential(trainbench, tb_workload, tb_storage, tb_workers):
+        m = rec.metrics
+        assert 0.0 <= m["stall_ratio"] <= 1.0
+        assert math.isfinite(m["loss_last"]), "training diverged (loss is inf/NaN)"
+
+
+def _train_with_differential(trainbench, workload, storage, workers, **overrides):
+    """Training records from `storage` (cold and warm for +cache), each with the differential
+    stall against the same batches pre-loaded in device memory as its headline stall_ratio."""
     s = trainbench.session
-    batch, count = _sizes(trainbench, tb_workload)
-    cached = tb_storage.cached
-    recs = [trainbench.train(tb_workload, storage=tb_storage, num_workers=tb_workers)]
+    batch, count = _sizes(trainbench, workload)
+    count = max(count, batch * (overrides.get("steps", s.steps) + overrides.get("warmup", s.warmup)))
+    cached = storage.cached
+    recs = [trainbench.train(workload, storage=storage, num_workers=workers, **overrides)]
     if cached:  # same data set, cache kept: every shard is local now
-        recs.append(trainbench.train(tb_workload, storage=tb_storage, num_workers=tb_workers,
-                                     extra={"cold_cache": False}, feed_benchmark_stats=False))
-        recs[0].storage, recs[1].storage = f"{tb_storage}[cold]", f"{tb_storage}[warm]"
-        cold, warm = recs[0].metrics, recs[1].metrics
-        cold["stall_fetch"] = max(0.0, cold["stall_ratio"] - warm["stall_ratio"])  # I/O
-        cold["stall_prep"] = warm["stall_ratio"]  # decode + augment (+ local reads)
+        recs.append(trainbench.train(workload, storage=storage, num_workers=workers,
+                                     extra={"cold_cache": False}, feed_benchmark_stats=False, **overrides))
+        recs[0].storage, recs[1].storage = f"{storage}[cold]", f"{storage}[warm]"
 
     # the differential method: the same model on batches already in device memory
-    cfg = trainbench.config(tb_workload, storage=tb_storage, num_workers=tb_workers, extra={"cold_cache": False})
+    cfg = trainbench.config(workload, storage=storage, num_workers=workers, extra={"cold_cache": False}, **overrides)
     device = resolve_device(cfg.device)
-    source = storage_loader(tb_storage, tb_workload, s.size, count, s.seed, loader_config(cfg, batch, device),
+    source = storage_loader(storage, workload, s.size, count, s.seed, loader_config(cfg, batch, device),
                             cold_cache=False)
     batches = preloaded_batches(source, min(PRELOADED, count // batch), device)
     pre = run(cfg, loader=batches)
@@ -91,9 +102,53 @@ def test_training_storage(trainbench, tb_workload, tb_storage, tb_workers):
         torch.cuda.empty_cache()
     for rec in recs:
         m = rec.metrics
-        m["samples_per_s_preloaded"] = pre.metrics["samples_per_s"]
-        m["stall_differential"] = max(0.0, 1.0 - m["samples_per_s"] / pre.metrics["samples_per_s"])
+        apply_differential(m, pre.metrics["samples_per_s"])  # the headline stall_ratio; stall_in_loop kept
         m["stall_ratio_preloaded"] = pre.metrics["stall_ratio"]
         rec.config["storage_bench"] = True
-        assert 0.0 <= m["stall_ratio"] <= 1.0
-        assert math.isfinite(m["loss_last"]), "training diverged (loss is inf/NaN)"
+        rec.config["threads"] = thread_settings(workers)
+        rec.config["stall_note"] = explain_disagreement(m, rec.config)
+    if cached:  # the split of the headline stall: what the cache removed was I/O
+        cold, warm = recs[0].metrics, recs[1].metrics
+        cold["stall_fetch"] = max(0.0, cold["stall_ratio"] - warm["stall_ratio"])  # I/O
+        cold["stall_prep"] = warm["stall_ratio"]  # decode + augment (+ local reads)
+    return recs
+
+
+IOPS = (150, 300, 500)  # throttle:1000,K: a disk bound by K reads/s, far from its MB/s limit
+_AGREEMENT: list[list] = []
+
+
+@pytest.fixture(scope="module")
+def agreement_table(request):
+    yield _AGREEMENT
+    if _AGREEMENT:
+        table = tabulate(_AGREEMENT, headers=["workload", "disk ops/s K", "samples/s", "disk reached",
+                                              "pre-loaded", "1 - K/pre-loaded", "stall (headline)", "in loop",
+                                              "|headline - expected|"], disable_numparse=True)
+        tr = request.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write_line("\n--- stall against an IOPS-bound disk (one read per sample) ---\n" + table)
+
+
+@pytest.mark.iops
+@pytest.mark.parametrize("iops", IOPS)
+@pytest.mark.parametrize("workload", ["resnet50", "bert-base"])
+def test_stall_agrees_with_the_disk(trainbench, agreement_table, request, workload, iops):
+    """With a disk that serves K samples/s, an input-bound run loses 1 - K/pre-loaded of its
+    throughput to input: the headline stall must say so (select with `-m iops`)."""
+    if "iops" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("the IOPS agreement sweep runs with -m iops (about 2 minutes on 2 cores)")
+    spec = parse_storage(f"throttle:1000,{iops}")
+    (rec,) = _train_with_differential(trainbench, workload, spec, trainbench.session.loader.get("num_workers") or 1,
+                                      steps=40, warmup=5)
+    m = rec.metrics
+    expected = max(0.0, 1 - iops / m["samples_per_s_preloaded"])
+    gap = abs(m["stall_ratio"] - expected)
+    agreement_table.append([workload, iops, f"{m['samples_per_s']:.0f}", f"{m['samples_per_s'] / iops:.0%}",
+                            f"{m['samples_per_s_preloaded']:.0f}", f"{expected:.3f}", f"{m['stall_ratio']:.3f}",
+                            f"{m['stall_in_loop']:.3f}", f"{gap:.3f}"])
+    rec.config["iops_check"] = {"iops": iops, "expected_stall": expected, "gap": gap,
+                                "disk_reached": m["samples_per_s"] / iops}
+    if gap > 0.05 or m["samples_per_s"] < 0.9 * iops:
+        warnings.warn(f"{workload} at {iops} ops/s: headline stall {m['stall_ratio']:.3f} vs expected {expected:.3f}, "
+                      f"disk reached {m['samples_per_s'] / iops:.0%} (a busy machine moves both)")

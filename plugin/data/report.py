@@ -73,13 +73,19 @@ def storage_section(records: Sequence[Any], markdown: bool = False) -> list[str]
     if training:
         rows = [[r.workload, r.storage, r.config.get("num_workers"), _num(r.metrics.get("samples_per_s")),
                  _num(r.metrics.get("samples_per_s_preloaded")), _pct(r.metrics.get("stall_ratio")),
-                 _pct(r.metrics.get("stall_differential")), _pct(r.metrics.get("stall_fetch")),
+                 _pct(r.metrics.get("stall_in_loop")), _pct(r.metrics.get("stall_fetch")),
                  _pct(r.metrics.get("gpu_util_mean") / 100 if r.metrics.get("gpu_util_mean") is not None else None)]
                 for r in training]
-        lines += head("training per storage backend (stall = time waiting for input / step time)")
+        lines += head("training per storage backend (stall = 1 - samples/s / pre-loaded samples/s; "
+                      "in loop = time blocked in next(loader) / step time)")
         lines.append(tabulate(rows, headers=["workload", "storage", "workers", "samples/s", "preloaded samples/s",
-                                             "stall", "stall (differential)", "fetch share (cold-warm)", "GPU util"],
+                                             "stall", "stall in loop", "fetch share (cold-warm)", "GPU util"],
                               tablefmt=fmt, disable_numparse=True))
+        notes = [f"{r.workload} {r.storage} workers={r.config.get('num_workers')}: {r.config['stall_note']}"
+                 for r in training if r.config.get("stall_note")]
+        if notes:
+            lines += head("why the two stall figures differ")
+            lines += notes
         lines += head(f"recommendation: fewest loader workers and a backend with stall < {STALL_TARGET:.0%}")
         for workload, rec in recommend(records).items():
             if rec["storage"] is not None:

@@ -77,6 +77,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "trainbench: a pytest-trainbench benchmark")
     config.addinivalue_line("markers", "preflight: single-card pipeline validation checks")
+    config.addinivalue_line("markers", "iops: stall against an IOPS-bound disk, K = 150, 300, 500 (select with -m iops)")
     # torchdata 0.11 calls a deprecated torch API on every loader construction: noise, not news
     config.addinivalue_line("filterwarnings", "ignore:'set_vital' is deprecated:UserWarning")
     try:
