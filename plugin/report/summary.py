@@ -9,6 +9,7 @@ from tabulate import tabulate
 
 from ..records.atomic import atomic_write_text
 from ..records.record import Record
+from .session_summary import summary_lines
 
 __all__ = ["fmt", "summary_rows", "summary_table", "write_summary_markdown"]
 
@@ -76,10 +77,8 @@ def write_summary_markdown(path: str | Path, environment: dict[str, Any], record
         "Measured: throughput = samples / wall time (device synced at both ends); step times are",
         "median and p10-p90 of the measured steps; peak memory is GPU `max_memory_allocated` or",
         "process RSS on CPU (labelled); MFU is n/a where the catalog has no peak for the device.",
+        "The same tables as the terminal summary:",
         "",
-        summary_table(records, tablefmt="github"),
-        "",
+        *summary_lines(records, markdown=True, sections=sections),
     ]
-    for section in sections:
-        lines.extend([*section, ""] if section else [])
     return atomic_write_text(path, "\n".join(lines))
