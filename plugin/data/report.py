@@ -40,9 +40,59 @@ def recommend(records: Sequence[Any], target: float = STALL_TARGET) -> dict[str,
                              "stall": best.metrics["stall_ratio"]}
         else:
             best = min(recs, key=lambda r: r.metrics.get("stall_ratio", 1.0))
+            tried = sorted({r.config.get("num_workers", 0) for r in recs})
+            limit, why = limiting_factor(best, recs)
             out[workload] = {"storage": None, "best_storage": best.storage,
                              "best_workers": best.config.get("num_workers"), "stall": best.metrics.get("stall_ratio"),
-                             "tried": sorted({r.config.get("num_workers", 0) for r in recs})}
+                             "tried": tried, "limit": limit, "why": why,
+                             "suggest": _suggestions(best, limit, tried, {str(r.storage) for r in recs})}
+    return out
+
+
+def _base(storage: str) -> tuple[str, str | None]:
+    """`s3+cache[cold]` -> ("s3+cache", "cold"); `local` -> ("local", None)."""
+    if storage.endswith("]") and "[" in storage:
+        base, state = storage[:-1].split("[", 1)
+        return base, state
+    return storage, None
+
+
+def limiting_factor(best: Any, recs: Sequence[Any]) -> tuple[str, str]:
+    """("I/O" | "decode" | "workers", why in words) for the best setup tried, from the measured
+    split: stall_fetch (cold minus warm cache: reading) against stall_prep (warm cache: decode
+    and augment); a backend with no I/O in the path (memory, a warm cache) is decode-bound."""
+    m, workers = best.metrics, best.config.get("num_workers", 0)
+    same = [r for r in recs if r.storage == best.storage and r.metrics.get("stall_ratio") is not None]
+    fewer = [r for r in same if r.config.get("num_workers", 0) < workers]
+    if fewer and workers == max(r.config.get("num_workers", 0) for r in recs) and \
+            min(r.metrics["stall_ratio"] for r in fewer) > m["stall_ratio"] * 1.2:
+        return "workers", (f"stall fell as workers rose to {workers}, the most tried: decode runs in the "
+                           "workers, and more of them would share it")
+    fetch, prep = m.get("stall_fetch"), m.get("stall_prep")
+    if fetch is not None and prep is not None:
+        if fetch >= prep:
+            return "I/O", f"reading was {_pct(fetch)} of the step time, decode {_pct(prep)} (cold vs warm cache)"
+        return "decode", f"decode was {_pct(prep)} of the step time, reading {_pct(fetch)} (cold vs warm cache)"
+    base, state = _base(str(best.storage))
+    if base == "memory" or state == "warm":
+        return "decode", (f"no I/O in the path ({best.storage}): the stall is decode and augment in "
+                          f"{workers} loader worker(s)" + (" (the main process)" if not workers else ""))
+    return "I/O", f"{best.storage} has no cold/warm split measured; reading is the likelier limit on a remote tier"
+
+
+def _suggestions(best: Any, limit: str, tried_workers: list[int], tried_storage: set[str]) -> list[str]:
+    """What to try next, never a setup already tried."""
+    base, _ = _base(str(best.storage))
+    out = []
+    if limit in ("workers", "decode"):
+        out.append(f"--num-workers={max(2, 2 * max(tried_workers))}")
+    if limit == "decode":
+        out.append("pre-decoded or smaller samples (decode is the limit, not the storage)")
+    if limit == "I/O":
+        if "+cache" not in base and not any(_base(t)[0] == f"{base}+cache" for t in tried_storage):
+            out.append(f"--storage={base}+cache")
+        if base not in ("memory", "local"):
+            out.append("a faster tier (local NVMe) or more parallel reads (--num-workers)")
     return out
 
 
@@ -88,5 +138,8 @@ def storage_section(records: Sequence[Any], markdown: bool = False) -> list[str]
             else:
                 lines.append(f"{workload}: nothing tried kept stall under {STALL_TARGET:.0%} (workers tried "
                              f"{rec['tried']}; best {_pct(rec['stall'])} with {_flag(rec['best_storage'])} "
-                             f"--num-workers={rec['best_workers']}): try more workers, a faster tier, or +cache")
+                             f"--num-workers={rec['best_workers']})")
+                lines.append(f"  limited by {rec['limit']}: {rec['why']}")
+                if rec["suggest"]:
+                    lines.append("  try: " + "; ".join(rec["suggest"]))
     return lines
