@@ -154,6 +154,13 @@ def _kind_table(kind: str, rows: Sequence[Row]) -> Table:
             headers += [_MEM_COLUMNS[k] for k in mem_kinds]
         else:
             headers.append(_SHOWN[key])
+    # a skipped, failed or OOM row says why (preflight rows carry their message already)
+    why = kind != "preflight" and any(r.record.status != "passed" and r.record.message for r in rows)
+    if why:
+        headers.append("why not measured")
+    if kind == "collective":  # grouped by op, sizes ascending within it
+        rows = sorted(rows, key=lambda r: (r.run.label, str(r.record.config.get("op")),
+                                           r.record.config.get("size_bytes") or 0))
     table_rows = []
     for row in rows:
         rec = row.record
@@ -165,6 +172,8 @@ def _kind_table(kind: str, rows: Sequence[Row]) -> Table:
                 cells += [format_metric(key, rec.metrics.get(key)) if k == mine else NA for k in mem_kinds]
             else:
                 cells.append(format_metric(key, rec.metrics.get(key)))
+        if why:
+            cells.append(_text(rec.message) if rec.status != "passed" else "")
         table_rows.append(cells)
     note = "one row per benchmark per run"
     if timed:
