@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from pytester_workloads import PAIRS_DATASET
 from trainbench.records.results import SCHEMA, load_results
 
 BENCH = """
@@ -88,19 +89,7 @@ def test_bad_input_is_a_usage_error_without_traceback(pytester, args, expected):
 
 
 def test_user_workload_from_conftest_hook(pytester):
-    pytester.makeconftest("""
-import torch
-from torch import nn
-import torch.nn.functional as F
-from torch.utils.data import TensorDataset
-from trainbench.workloads import Workload
-
-class Pairs(torch.utils.data.Dataset):
-    def __init__(self, n, seed):
-        g = torch.Generator().manual_seed(seed)
-        self.x, self.y = torch.randn(n, 8, generator=g), torch.randint(0, 2, (n,), generator=g)
-    def __len__(self): return len(self.x)
-    def __getitem__(self, i): return {"x": self.x[i], "y": self.y[i]}
+    pytester.makeconftest(PAIRS_DATASET + """
 
 def pytest_trainbench_register_workloads(register):
     register(Workload(

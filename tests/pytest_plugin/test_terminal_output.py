@@ -3,24 +3,14 @@ line and progress inside a benchmark, and the per-kind summary that latest.md re
 
 import re
 
-import pytest
+from pytester_workloads import PAIRS_DATASET
 
-CONFTEST = """
+CONFTEST = PAIRS_DATASET + """
+import os
 import time
-import torch
-from torch import nn
-import torch.nn.functional as F
-from trainbench.workloads import Workload
-
-class Pairs(torch.utils.data.Dataset):
-    def __init__(self, n, seed):
-        g = torch.Generator().manual_seed(seed)
-        self.x, self.y = torch.randn(n, 8, generator=g), torch.randint(0, 2, (n,), generator=g)
-    def __len__(self): return len(self.x)
-    def __getitem__(self, i): return {"x": self.x[i], "y": self.y[i]}
 
 def slow_loss(m, b):
-    time.sleep(float(__import__("os").environ.get("TB_STEP_SLEEP", "0")))  # a step that takes a while
+    time.sleep(float(os.environ.get("TB_STEP_SLEEP", "0")))  # a step that takes a while
     return F.cross_entropy(m(b["x"]), b["y"])
 
 def pytest_trainbench_register_workloads(register):
