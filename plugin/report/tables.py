@@ -148,7 +148,7 @@ def _kind_table(kind: str, rows: Sequence[Row]) -> Table:
     mem_kinds = sorted({memory_kind(r.record) for r in rows if "peak_mem_bytes" in r.record.metrics})
     extra = _KIND_COLUMNS.get(kind, [])
     timed = any(r.record.step_times_s for r in rows)
-    headers = ["run"] + [h for h, _ in axes] + [h for h, _ in extra] + ["status", "steps"] + (["steady"] if timed else [])
+    headers = ["run"] + [h for h, _ in axes] + [h for h, _ in extra] + ["status"] + (["steps", "steady"] if timed else [])
     for key in metrics:
         if key == "peak_mem_bytes":  # never device memory and process RSS in one column
             headers += [_MEM_COLUMNS[k] for k in mem_kinds]
@@ -165,7 +165,7 @@ def _kind_table(kind: str, rows: Sequence[Row]) -> Table:
     for row in rows:
         rec = row.record
         cells = ([row.run.label] + [_text(getattr(rec, a)) for _, a in axes] + [fn(rec) for _, fn in extra]
-                 + [rec.status, str(len(rec.step_times_s))] + ([steady_mark(rec)] if timed else []))
+                 + [rec.status] + ([str(len(rec.step_times_s)), steady_mark(rec)] if timed else []))
         for key in metrics:
             if key == "peak_mem_bytes":
                 mine = memory_kind(rec)
