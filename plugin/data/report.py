@@ -4,6 +4,7 @@ the smallest worker count and backend that keep the stall ratio under 5%."""
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any, Sequence
 
 from tabulate import tabulate
@@ -117,18 +118,21 @@ def storage_section(records: Sequence[Any], markdown: bool = False) -> list[str]
         rows = [[r.workload, r.storage, r.config.get("num_workers"), _num(r.metrics.get("samples_per_s")),
                  _num(r.metrics.get("mb_per_s"), ".2f"), _num(r.metrics.get("fetch_ms_per_sample"), ".3f")]
                 for r in loader]
-        lines += head("input pipeline: loader alone (no model)")
+        lines += head("input pipeline: loader alone (no model; fetch = cold minus warm cache)")
         lines.append(tabulate(rows, headers=["workload", "storage", "workers", "samples/s", "MB/s",
-                                             "fetch ms/sample (cold-warm)"], tablefmt=fmt, disable_numparse=True))
+                                             "fetch ms/sample"], tablefmt=fmt, disable_numparse=True))
     if training:
         rows = [[r.workload, r.storage, r.config.get("num_workers"), _num(r.metrics.get("samples_per_s")),
                  _num(r.metrics.get("samples_per_s_preloaded")), _pct(r.metrics.get("stall_ratio")),
                  _pct(r.metrics.get("stall_differential")), _pct(r.metrics.get("stall_fetch")),
+                 _pct(r.metrics.get("stall_prep")),
                  _pct(r.metrics.get("gpu_util_mean") / 100 if r.metrics.get("gpu_util_mean") is not None else None)]
                 for r in training]
-        lines += head("training per storage backend (stall = time waiting for input / step time)")
-        lines.append(tabulate(rows, headers=["workload", "storage", "workers", "samples/s", "preloaded samples/s",
-                                             "stall", "stall (differential)", "fetch share (cold-warm)", "GPU util"],
+        lines += head("training per storage backend")
+        lines += ["stall = input wait / step time; diff. = 1 - samples/s / preloaded; I/O = cold - warm "
+                  "stall; decode = warm stall", *([""] if markdown else [])]
+        lines.append(tabulate(rows, headers=["workload", "storage", "workers", "samples/s", "preloaded",
+                                             "stall", "diff.", "I/O", "decode", "GPU util"],
                               tablefmt=fmt, disable_numparse=True))
         lines += head(f"recommendation: fewest loader workers and a backend with stall < {STALL_TARGET:.0%}")
         for workload, rec in recommend(records).items():
@@ -136,10 +140,12 @@ def storage_section(records: Sequence[Any], markdown: bool = False) -> list[str]
                 lines.append(f"{workload}: {_flag(rec['storage'])} --num-workers={rec['num_workers']} "
                              f"(stall {_pct(rec['stall'])})")
             else:
-                lines.append(f"{workload}: nothing tried kept stall under {STALL_TARGET:.0%} (workers tried "
-                             f"{rec['tried']}; best {_pct(rec['stall'])} with {_flag(rec['best_storage'])} "
-                             f"--num-workers={rec['best_workers']})")
-                lines.append(f"  limited by {rec['limit']}: {rec['why']}")
+                advice = [f"{workload}: nothing tried kept stall under {STALL_TARGET:.0%} (workers tried "
+                          f"{rec['tried']}; best {_pct(rec['stall'])} with {_flag(rec['best_storage'])} "
+                          f"--num-workers={rec['best_workers']})", f"limited by {rec['limit']}: {rec['why']}"]
                 if rec["suggest"]:
-                    lines.append("  try: " + "; ".join(rec["suggest"]))
+                    advice.append("try: " + "; ".join(rec["suggest"]))
+                for i, text in enumerate(advice):  # 120 columns, like the rest of the summary
+                    lines += textwrap.wrap(text, 118, initial_indent="  " if i else "", subsequent_indent="    ",
+                                           break_on_hyphens=False)
     return lines
