@@ -43,3 +43,10 @@ def test_stall_falling_with_workers_names_workers_and_suggests_more_than_tried()
     rec = recommend(recs)["resnet50"]
     assert rec["limit"] == "workers" and "4, the most tried" in rec["why"]
     assert "--num-workers=8" in rec["suggest"] and "--num-workers=4" not in rec["suggest"]
+
+
+def test_storage_section_fits_120_columns():
+    recs = [_train("s3+cache[cold]", 4, 0.40, stall_fetch=0.3, stall_prep=0.1, samples_per_s_preloaded=2345.6,
+                   stall_differential=0.3, gpu_util_mean=55.0), _train("s3+cache[warm]", 4, 0.10)]
+    lines = [l for block in storage_section(recs) for l in block.splitlines()]
+    assert max(map(len, lines)) <= 120 and any("decode" in l for l in lines)
