@@ -36,7 +36,7 @@ def _record_and_assert(trainbench, checks, **common):
 def test_preflight_environment(trainbench, trainbench_session, request):
     workloads = request.config.getoption("--workload") or ()
     checks = _preflight(trainbench_session, workloads).environment()
-    _record_and_assert(trainbench, checks, size=trainbench_session.size)
+    _record_and_assert(trainbench, checks)  # machine items: no workload, size or precision
 
 
 def test_preflight_pipeline(trainbench, trainbench_session, tb_workload, tb_precision):

@@ -8,6 +8,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .steadiness import steadiness
+
 __all__ = ["step_time_stats", "stall_ratio", "mfu", "training_metrics"]
 
 
@@ -68,7 +70,13 @@ def training_metrics(
         "energy_j": energy,
         "energy_j_per_sample": energy / m.samples if energy is not None else None,
         "cpu_percent_mean": m.telemetry.get("cpu_percent_mean"),
+        **_steadiness_metrics(m.step_times_s),
         "loss_first": m.losses[0],
         "loss_last": m.losses[-1],
     }
     return out
+
+
+def _steadiness_metrics(step_times_s: Sequence[float]) -> dict[str, Any]:
+    s = steadiness(step_times_s)
+    return {"steady": s["steady"], "step_time_spread": s["spread"], "step_time_drift": s["drift"]}

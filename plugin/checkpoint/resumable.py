@@ -33,6 +33,7 @@ from .store import CheckpointStore, LoadedCheckpoint, SavedCheckpoint
 from ..data import LoaderConfig, make_loader
 from ..errors import InputError
 from ..harness.run import RunConfig, build_trainer, resolve_device
+from ..harness.progress import progress as current_progress
 from ..workloads import get_workload
 
 __all__ = ["TrainJobConfig", "JobResult", "run_job", "INDEX_KEY", "HOLD_ENV"]
@@ -245,9 +246,15 @@ def _run(cfg: TrainJobConfig, dist: _Dist, device: torch.device, say: Callable[[
         with preemption.handle((signal.SIGTERM, signal.Signals(cfg.preempt_signal))), \
                 trainer.precision.context(trainer.device):
             stop = _agree(preemption.requested, dist, device)
+            listener = current_progress() if lead else None  # the CLI's bar, on the lead rank only
+            if listener is not None:
+                listener.begin("train", time.perf_counter())
+                first = trainer.steps_done
             while trainer.steps_done < cfg.steps and not stop:
                 loss = trainer.step()
                 step = trainer.steps_done
+                if listener is not None and ((now := time.perf_counter()) >= listener.due or step == cfg.steps):
+                    listener.report("train", step - first, cfg.steps - first, 0, now)
                 if log is not None:  # epoch: the one the step's last batch came from
                     log.write(json.dumps({"step": step, "epoch": epochs.epoch, "loss": float(loss), "indices": seen.take()}) + "\n")
                     log.flush()

@@ -7,6 +7,7 @@ import json
 
 from ..harness.precision import PRECISIONS
 from ..harness.run import RunConfig, run
+from .progress import add_progress_option, cli_progress
 from .types import gpu, nonneg_int, positive_int
 from ..catalog.profile import resolve_profile
 
@@ -25,6 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--num-workers", type=nonneg_int("--num-workers"), default=0,
                    help="loader worker processes (synthetic data: 0 keeps it in the training process)")
     p.add_argument("--gpu", type=gpu(), default="auto")
+    add_progress_option(p)
     p.set_defaults(func=_run)
 
 
@@ -33,6 +35,7 @@ def _run(args: argparse.Namespace) -> int:
     cfg = RunConfig(workload=args.workload, size=args.size, precision=args.precision, batch_size=args.batch_size,
                     steps=args.steps, warmup=args.warmup, grad_accum=args.grad_accum, device=str(device),
                     num_workers=args.num_workers)
-    out = run(cfg, gpu=spec)
+    with cli_progress(args.progress, f"{args.workload} {args.precision}"):
+        out = run(cfg, gpu=spec)
     print(json.dumps({"gpu": profile, "workload": args.workload, **out.metrics}, indent=1))
     return 0

@@ -13,6 +13,7 @@ import argparse
 from ..checkpoint.preempt import EXIT_PREEMPTED, METADATA
 from ..harness.precision import PRECISIONS
 from .types import nonneg_int, number, positive_int, signal_name
+from .progress import add_progress_option
 
 __all__ = ["add_parser"]
 
@@ -54,6 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="poll the cloud metadata server for a spot/preemption notice (off by default)")
     p.add_argument("--metadata-url", default=None, help="metadata server base URL (default: the cloud's)")
     p.add_argument("--preempt-poll-s", type=number("--preempt-poll-s"), default=5.0, help="metadata poll interval in seconds")
+    add_progress_option(p)
     p.set_defaults(func=_run)
 
 
@@ -61,6 +63,7 @@ def _run(args: argparse.Namespace) -> int:
     import warnings
 
     from ..checkpoint.resumable import TrainJobConfig, run_job
+    from .progress import cli_progress
 
     # torchdata 0.11 calls a deprecated torch API on every loader construction: noise, not news
     warnings.filterwarnings("ignore", "'set_vital' is deprecated")
@@ -74,4 +77,5 @@ def _run(args: argparse.Namespace) -> int:
         deterministic=args.deterministic, threads=args.threads, preempt_signal=int(args.preempt_signal),
         preempt_watch=args.preempt_watch, metadata_url=args.metadata_url, preempt_poll_s=args.preempt_poll_s,
     )
-    return run_job(cfg).exit_code  # 0, or EXIT_PREEMPTED after a preemption checkpoint
+    with cli_progress(args.progress, args.workload):
+        return run_job(cfg).exit_code  # 0, or EXIT_PREEMPTED after a preemption checkpoint

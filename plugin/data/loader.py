@@ -3,6 +3,7 @@ run can be checkpointed and resumed mid-epoch with `state_dict()` / `load_state_
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -33,6 +34,14 @@ def make_loader(dataset: Dataset, cfg: LoaderConfig, sampler: Sampler | None = N
     generator = torch.Generator()
     generator.manual_seed(cfg.seed)
     workers = cfg.num_workers > 0
+    with warnings.catch_warnings():
+        # torchdata 0.11 calls torch.set_vital, deprecated in torch 2.x, on every construction:
+        # silenced here, where it happens, so no command or session repeats it
+        warnings.filterwarnings("ignore", "'set_vital' is deprecated", UserWarning)
+        return _stateful_loader(dataset, cfg, sampler, collate_fn, generator, workers)
+
+
+def _stateful_loader(dataset, cfg, sampler, collate_fn, generator, workers) -> StatefulDataLoader:
     return StatefulDataLoader(
         dataset,
         batch_size=cfg.batch_size,

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from .progress import progress as current_progress
 from .trainer import Trainer
 from ..telemetry import NvmlTelemetry, ProcessTelemetry
 
@@ -48,8 +49,13 @@ def measure(trainer: Trainer, *, warmup: int, steps: int, samples_per_step: int)
     # between warm-up and window: a pause there lets a starved input pipeline queue batches
     # and the first measured steps would under-report the stall.
     gc.collect()
-    for _ in range(warmup):
+    listener = current_progress()  # None: no terminal is listening, no extra work below
+    if listener is not None:
+        listener.begin("warm-up", time.perf_counter())
+    for w in range(warmup):
         trainer.step()
+        if listener is not None and (now := time.perf_counter()) >= listener.due:
+            listener.report("warm-up", w + 1, warmup, steps, now)
 
     if cuda:
         torch.cuda.reset_peak_memory_stats(device)
@@ -66,12 +72,19 @@ def measure(trainer: Trainer, *, warmup: int, steps: int, samples_per_step: int)
     if nvml is not None:
         nvml.start()
     t0 = time.perf_counter()
+    if listener is not None:
+        listener.begin("measure", t0)
     for i in range(steps):
         boundaries.append(len(marks))
         losses[i] = trainer.step(marks)
+        # one clock read and a comparison per step; the listener runs at most every interval_s
+        if listener is not None and (now := time.perf_counter()) >= listener.due:
+            listener.report("measure", i + 1, steps, 0, now)
     end = clock.mark()
     clock.synchronize()
     wall = time.perf_counter() - t0
+    if listener is not None:
+        listener.report("measure", steps, steps, 0, time.perf_counter())  # the window is over: "done"
 
     telemetry = process.stop()
     if nvml is not None:

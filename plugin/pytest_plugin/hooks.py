@@ -20,6 +20,8 @@ from ..records.results import Results
 from ..catalog.profile import resolve_profile
 from .session import BenchSession, default_results_path
 
+pytest_plugins = ["trainbench.pytest_plugin.terminal"]  # plan line, progress, summary writing
+
 SESSION_KEY = pytest.StashKey[BenchSession]()
 _HOOK_WORKLOADS = pytest.StashKey[list]()
 _PRICES = pytest.StashKey[list]()  # price rows for cost_per_epoch_usd (validated at configure)
@@ -240,19 +242,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     bench = config.stash.get(SESSION_KEY, None)
     if bench is None or not bench.records:
         return
-    from ..report import summary_table
+    from .terminal import write_summary
 
     tr = terminalreporter
-    tr.write_sep("=", f"trainbench: {len(bench.records)} records on {bench.profile} ({bench.device})")
-    tr.write_line(summary_table([r for r in bench.records if r.kind != "collective"]))
-    from ..distributed.table import distributed_tables
-
-    if dist_tables := distributed_tables(bench.records):
-        tr.write_line("\n" + dist_tables)
-    from ..data.report import storage_section
-
-    for line in storage_section(bench.records):
-        tr.write_line(line)
-    tr.write_line(f"results: {bench.results_path}")
-    tr.write_line(f"summary: {bench.report_path}")
+    write_summary(tr, bench)
     gate_terminal_summary(tr, config)

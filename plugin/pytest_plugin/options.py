@@ -98,6 +98,13 @@ def add_options(parser: pytest.Parser) -> None:
                     help="merge the price file over the packaged catalog (default) or replace it; "
                          f"also ${PRICES_MODE_ENV}")
 
+    group.addoption("--trainbench-progress", choices=("auto", "on", "off"), default="auto",
+                    help="the plan line and progress inside benchmarks (phase, step k/N, s/step, time left): "
+                         "auto = only when the output is a terminal (default), on = always, off = never")
+    group.addoption("--trainbench-benchmark-table", action="store_true", default=False,
+                    help="also print pytest-benchmark's own timing table (off: the trainbench summary "
+                         "shows the same step times)")
+
     from .gate import add_options as add_gate_options
 
     add_gate_options(group)  # --trainbench-baseline, --trainbench-max-regression, ...

@@ -3,10 +3,11 @@
 from .writer import FORMATS, write_report
 from .envdiff import environment_differences
 from .merge import Run, load_runs
-from .summary import summary_table, write_summary_markdown
+from .session_summary import summary_lines
+from .summary import write_summary_markdown
 
 __all__ = [
-    "summary_table",
+    "summary_lines",
     "write_summary_markdown",
     "FORMATS",
     "write_report",

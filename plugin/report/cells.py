@@ -31,6 +31,15 @@ _KIND = {
     "busbw_gbps": "gbps",
     "algbw_gbps": "gbps",
     "size_bytes": "bytes",
+    "ckpt_bytes": "bytes",
+    "ckpt_save_s": "seconds",
+    "ckpt_load_s": "seconds",
+    "ckpt_async_save_s": "seconds",
+    "ckpt_async_total_s": "seconds",
+    "time_s": "seconds",
+    "comm_exposed_ratio": "fraction",
+    "stall_differential": "fraction",
+    "mb_per_s": "rate",
 }
 
 
@@ -49,7 +58,7 @@ def _sig(x: float, digits: int = 4) -> str:
 def format_bytes(n: float) -> str:
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if abs(n) >= size:
-            return f"{n / size:.3g} {unit}"
+            return f"{n / size:.1f} {unit}"
     return f"{n:.0f} B"
 
 
@@ -57,21 +66,24 @@ def format_metric(key: str, value: Any) -> str:
     if not is_number(value):
         return NA
     kind = _KIND.get(key, "plain")
+    # one format per unit, so a column reads down: "30.0 ms" beside "16.2 ms", never "30 ms"
     if kind == "seconds":
-        return f"{value * 1e3:.3g} ms" if abs(value) < 1 else f"{value:.3g} s"
+        return f"{value * 1e3:.1f} ms" if abs(value) < 1 else f"{value:.2f} s"
     if kind == "fraction":
-        return f"{value * 100:.3g}%"
+        return f"{value * 100:.1f}%"
     if kind == "percent":
-        return f"{value:.3g}%"
+        return f"{value:.1f}%"
+    if kind == "rate":
+        return f"{value:,.1f}"
     if kind == "bytes":
         return format_bytes(value)
     if kind == "usd":
         return f"${value:,.2f}" if abs(value) >= 0.01 else f"${value:.2g}"
     if kind == "joules":
-        return f"{_sig(value, 3)} J"
+        return f"{value:,.2f} J"
     if kind == "watts":
-        return f"{_sig(value, 3)} W"
-    if kind == "gbps":
+        return f"{value:,.1f} W"
+    if kind == "gbps":  # 3 significant digits: 0.0041 GB/s (1 KiB on CPU) to 2.02 GB/s in one column
         return f"{_sig(value, 3)} GB/s"
     return _sig(float(value))
 

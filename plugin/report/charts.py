@@ -11,7 +11,7 @@ import io
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .cells import is_number
+from .cells import format_bytes, is_number
 from .merge import Row, value_of
 
 __all__ = ["Chart", "build_charts"]
@@ -24,11 +24,36 @@ class Chart:
     caption: str  # what is plotted, in words (also the <img> alt text)
 
 
+_MARKERS = "osD^vP*Xh<>p"  # with the 10 colours: 120 distinct (colour, marker) pairs
+
+
+def _style(i: int) -> dict[str, str]:
+    """Series i: a colour, and past the palette's 10 colours a different marker too, so no two
+    series in a legend look alike."""
+    return {"color": f"C{i % 10}", "marker": _MARKERS[(i // 10 + i) % len(_MARKERS)]}
+
+
 def _figure():
     from matplotlib.figure import Figure  # imported here: ~0.5 s, only reports need it
 
-    fig = Figure(figsize=(8, 4.2), dpi=100, layout="constrained")
+    fig = Figure(figsize=(10, 4.2), dpi=100, layout="constrained")
     return fig, fig.add_subplot()
+
+
+def _legend_outside(ax, **kwargs) -> None:
+    """Right of the plot area, never over the data."""
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, **kwargs)
+
+
+def _byte_axis(ax) -> None:
+    """Log2 x axis labelled 1 KiB, 4 MiB ... instead of 2^10, 2^22."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter
+
+    lo, hi = ax.get_xlim()
+    ticks = [2.0**k for k in range(0, 41, 2) if lo <= 2.0**k <= hi]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(FixedLocator([]))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: format_bytes(x).replace(".0 ", " ")))
 
 
 def _png(fig) -> bytes:
@@ -46,15 +71,21 @@ def _grouped_bars(title: str, ylabel: str, series: dict[str, dict[str, float | N
     categories = list(dict.fromkeys(c for values in series.values() for c in values))
     fig, ax = _figure()
     width = 0.8 / max(len(series), 1)
+    hatches = ["", "//", "..", "xx", "\\\\", "oo", "--", "++"]  # past 10 series: colour and hatch differ
+
+    def look(i: int) -> dict[str, str]:
+        return {"facecolor": f"C{i % 10}", "hatch": hatches[(i // 10) % len(hatches)], "edgecolor": "black",
+                "linewidth": 0.3}
+
     for i, (name, values) in enumerate(series.items()):
         for j, cat in enumerate(categories):
             x = j - 0.4 + width * (i + 0.5)
             v = values.get(cat)
             if is_number(v):
-                ax.bar(x, v, width, color=f"C{i % 10}")
+                ax.bar(x, v, width, **look(i))
             else:
                 ax.text(x, 0, "n/a", ha="center", va="bottom", fontsize=7, rotation=90, color=f"C{i % 10}")
-    ax.legend(handles=[Patch(color=f"C{i % 10}", label=n) for i, n in enumerate(series)], fontsize=7, loc="best")
+    _legend_outside(ax, handles=[Patch(label=n, **look(i)) for i, n in enumerate(series)])
     ax.set_xticks(range(len(categories)), categories, rotation=20, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -69,18 +100,19 @@ def _lines(
     for i, (name, points) in enumerate(series.items()):
         points = sorted(points)
         xs, ys = [p[0] for p in points], [p[1] for p in points]
-        ax.plot(xs, ys, marker="o", color=f"C{i % 10}", label=name)
+        ax.plot(xs, ys, label=name, **_style(i))
         if ideal and xs and xs[0] == 1:  # linear scaling from the 1-rank throughput
             ax.plot(xs, [ys[0] * x for x in xs], ls="--", color=f"C{i % 10}", alpha=0.5, label=f"{name} (ideal)")
     if logx:
         ax.set_xscale("log", base=2)
+        _byte_axis(ax)
     else:  # world sizes: whole numbers only
         ax.set_xticks(sorted({x for points in series.values() for x, _ in points}))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
+    _legend_outside(ax)
     return _png(fig)
 
 
@@ -156,7 +188,7 @@ def _busbw(rows: Sequence[Row]) -> Chart | None:
     if not series:
         return None
     title = "Bus bandwidth vs message size"
-    return Chart(title, _lines(title, "message size (bytes)", "busbw (GB/s)", series, True, False),
+    return Chart(title, _lines(title, "message size (whole buffer)", "busbw (GB/s)", series, True, False),
                  f"{title}: nccl-tests busbw per collective")
 
 

@@ -19,7 +19,7 @@ __all__ = ["Run", "Row", "load_runs", "rows_of", "value_of", "memory_kind"]
 
 @dataclass
 class Run:
-    label: str  # short unique name: the file stem, or parent/stem when stems repeat
+    label: str  # short unique name: --gpu profile@host short-commit (+ start time when repeated)
     results: Results
 
     @property
@@ -33,10 +33,22 @@ class Row:
     record: Record
 
 
-def _labels(paths: list[Path]) -> list[str]:
-    labels = [p.stem for p in paths]
-    if len(set(labels)) < len(labels):
-        labels = [f"{p.parent.name}/{p.stem}" if p.parent.name else p.stem for p in paths]
+def _short_label(results: Results, path: Path) -> str:
+    """`h100-80g@gpu-b 1a2b3c4`: the --gpu profile, host and short commit; the file stem when
+    the file carries none of them."""
+    env = results.environment
+    parts = [f"{env.get('gpu_profile') or '?'}@{env.get('host') or '?'}"]
+    if env.get("git_commit"):
+        parts.append(str(env["git_commit"])[:7])
+    return " ".join(parts) if env.get("gpu_profile") or env.get("host") else path.stem
+
+
+def _labels(paths: list[Path], results: list[Results]) -> list[str]:
+    """Short run labels; a label two runs share gets the start time (then a counter) added."""
+    labels = [_short_label(r, p) for r, p in zip(results, paths)]
+    counts = {label: labels.count(label) for label in labels}
+    labels = [label if counts[label] == 1 else f"{label} {str(r.environment.get('start_time') or p.stem)[:16]}"
+              for label, r, p in zip(labels, results, paths)]
     seen: dict[str, int] = {}
     out = []
     for label in labels:
@@ -49,7 +61,8 @@ def load_runs(paths: Sequence[str | Path]) -> list[Run]:
     if not paths:
         raise InputError("no results files given; pass one or more reports/results/*.json")
     paths = [Path(p) for p in paths]
-    runs = [Run(label, load_results(p)) for label, p in zip(_labels(paths), paths)]
+    loaded = [load_results(p) for p in paths]
+    runs = [Run(label, res) for label, res in zip(_labels(paths, loaded), loaded)]
     if not any(run.results.records for run in runs):
         names = ", ".join(str(p) for p in paths)
         raise InputError(f"results files {names}: no benchmark records in any of them; run pytest bench/ first")

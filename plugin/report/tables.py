@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from .cells import NA, format_bytes, format_metric, is_number
+from ..steadiness import STEADY_RULE, steady_mark
 from .envdiff import environment_differences
 from .merge import Row, Run, memory_kind, value_of
 
@@ -97,6 +98,36 @@ _SHOWN = {
     "busbw_gbps": "busbw",
     "loss_first": "loss first",
     "loss_last": "loss last",
+    "ckpt_save_s": "save",
+    "ckpt_load_s": "load",
+    "ckpt_bytes": "checkpoint size",
+    "resume_max_abs_diff": "max |diff|",
+}
+
+
+def _config_text(key: str) -> Callable[[Any], str]:
+    return lambda rec: _text(rec.config.get(key))
+
+
+def _resume_result(rec: Any) -> str:
+    if rec.config.get("bitwise_equal") is None:
+        return NA
+    if rec.config.get("bitwise_equal"):
+        return "bitwise equal"
+    diff = rec.metrics.get("resume_max_abs_diff")
+    return "not bitwise" + ("" if not is_number(diff) else f" (max |diff| {diff:.2g})")
+
+
+# Per kind, the columns that tell its rows apart (a collective is its op, size and dtype; a
+# preflight row is its item and verdict), placed after the axes.
+_KIND_COLUMNS: dict[str, list[tuple[str, Callable[[Any], str]]]] = {
+    "collective": [("op", _config_text("op")),
+                   ("size", lambda rec: format_bytes(rec.config["size_bytes"])
+                    if is_number(rec.config.get("size_bytes")) else NA),
+                   ("dtype", _config_text("dtype"))],
+    "preflight": [("item", _config_text("check")), ("result", _config_text("result")),
+                  ("message", lambda rec: _text(rec.message)), ("fix", _config_text("fix"))],
+    "resume": [("resume result", _resume_result)],
 }
 _ALWAYS = ("mfu",)  # shown even when all n/a: "no MFU on this device" is a finding
 
@@ -115,24 +146,39 @@ def _kind_table(kind: str, rows: Sequence[Row]) -> Table:
     axes = _used_axes(rows, skip=("kind",))
     metrics = _metric_columns(rows)
     mem_kinds = sorted({memory_kind(r.record) for r in rows if "peak_mem_bytes" in r.record.metrics})
-    headers = ["run"] + [h for h, _ in axes] + ["status", "steps"]
+    extra = _KIND_COLUMNS.get(kind, [])
+    timed = any(r.record.step_times_s for r in rows)
+    headers = ["run"] + [h for h, _ in axes] + [h for h, _ in extra] + ["status"] + (["steps", "steady"] if timed else [])
     for key in metrics:
         if key == "peak_mem_bytes":  # never device memory and process RSS in one column
             headers += [_MEM_COLUMNS[k] for k in mem_kinds]
         else:
             headers.append(_SHOWN[key])
+    # a skipped, failed or OOM row says why (preflight rows carry their message already)
+    why = kind != "preflight" and any(r.record.status != "passed" and r.record.message for r in rows)
+    if why:
+        headers.append("why not measured")
+    if kind == "collective":  # grouped by op, sizes ascending within it
+        rows = sorted(rows, key=lambda r: (r.run.label, str(r.record.config.get("op")),
+                                           r.record.config.get("size_bytes") or 0))
     table_rows = []
     for row in rows:
         rec = row.record
-        cells = [row.run.label] + [_text(getattr(rec, a)) for _, a in axes] + [rec.status, str(len(rec.step_times_s))]
+        cells = ([row.run.label] + [_text(getattr(rec, a)) for _, a in axes] + [fn(rec) for _, fn in extra]
+                 + [rec.status] + ([str(len(rec.step_times_s)), steady_mark(rec)] if timed else []))
         for key in metrics:
             if key == "peak_mem_bytes":
                 mine = memory_kind(rec)
                 cells += [format_metric(key, rec.metrics.get(key)) if k == mine else NA for k in mem_kinds]
             else:
                 cells.append(format_metric(key, rec.metrics.get(key)))
+        if why:
+            cells.append(_text(rec.message) if rec.status != "passed" else "")
         table_rows.append(cells)
-    return Table(f"Benchmarks: {kind}", headers, table_rows, "one row per benchmark per run", f"kind-{kind}")
+    note = "one row per benchmark per run"
+    if timed:
+        note += f"; {STEADY_RULE}"
+    return Table(f"Benchmarks: {kind}", headers, table_rows, note, f"kind-{kind}")
 
 
 def _pivot(

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from pytester_workloads import PAIRS_DATASET
 from trainbench.records.results import SCHEMA, load_results
 
 BENCH = """
@@ -27,7 +28,7 @@ def test_one_record_per_workload_with_the_contract_fields(pytester):
     pytester.makepyfile(test_bench=BENCH)
     result = pytester.runpytest(*FAST)
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["*trainbench: 3 records on cpu*", "*test_training?resnet50-fp32?*passed*"])
+    result.stdout.fnmatch_lines(["*trainbench: 3 records on cpu*", "--- training ---", "training?...? *batch*", "resnet50-fp32 *"])
     res = _results(pytester)
     assert res.schema == SCHEMA
     for key in ("torch", "cpu_model", "cpu_count", "gpu_profile", "start_time", "host"):
@@ -42,7 +43,8 @@ def test_one_record_per_workload_with_the_contract_fields(pytester):
         assert len(r.step_times_s) == 3
         # throughput is samples / wall, not a mean of per-step rates
         assert r.metrics["samples_per_s"] == pytest.approx(r.metrics["samples_measured"] / r.metrics["wall_s"])
-    assert (pytester.path / "reports" / "latest.md").read_text().count("| test_training[") == 3
+    md = (pytester.path / "reports" / "latest.md").read_text()
+    assert "| training[...] " in md and all(f"| {w}-fp32 " in md for w in ("resnet50", "bert-base", "gpt-small"))
 
 
 def test_precision_list_parametrizes_and_cpu_skips_tf32(pytester):
@@ -87,19 +89,7 @@ def test_bad_input_is_a_usage_error_without_traceback(pytester, args, expected):
 
 
 def test_user_workload_from_conftest_hook(pytester):
-    pytester.makeconftest("""
-import torch
-from torch import nn
-import torch.nn.functional as F
-from torch.utils.data import TensorDataset
-from trainbench.workloads import Workload
-
-class Pairs(torch.utils.data.Dataset):
-    def __init__(self, n, seed):
-        g = torch.Generator().manual_seed(seed)
-        self.x, self.y = torch.randn(n, 8, generator=g), torch.randint(0, 2, (n,), generator=g)
-    def __len__(self): return len(self.x)
-    def __getitem__(self, i): return {"x": self.x[i], "y": self.y[i]}
+    pytester.makeconftest(PAIRS_DATASET + """
 
 def pytest_trainbench_register_workloads(register):
     register(Workload(

@@ -69,7 +69,7 @@ def test_three_runs_give_md_csv_json_and_html_with_real_charts(tmp_path, capsys)
     assert "driver" in env and "570.1" in env and "575.0" in env and "gpu_name" in env
     training_table = md.split("## Benchmarks: training")[1].split("\n## ")[0]
     assert "peak process RSS" in training_table and "peak device mem" in training_table
-    cpu_row = next(l for l in training_table.splitlines() if l.startswith("| cpu-run ") and "resnet50" in l and "fp32" in l)
+    cpu_row = next(l for l in training_table.splitlines() if l.startswith("| cpu@ci-a aaaa ") and "resnet50" in l and "fp32" in l)
     assert cpu_row.count("n/a") >= 2  # MFU and device memory of a CPU run: n/a, not 0
     oom_row = next(l for l in training_table.splitlines() if "| oom " in l)
     assert oom_row.count("n/a") >= 8 and "| 0 " in oom_row  # 0 measured steps; every metric n/a
@@ -77,14 +77,14 @@ def test_three_runs_give_md_csv_json_and_html_with_real_charts(tmp_path, capsys)
 
     rows = list(csv.DictReader(io.StringIO((out / "comparison.csv").read_text())))
     assert len(rows) == 3 + 3 + 1 + 4 + 4
-    cpu_rows = [r for r in rows if r["run"] == "cpu-run"]
+    cpu_rows = [r for r in rows if r["run"] == "cpu@ci-a aaaa"]
     assert {r["mfu"] for r in cpu_rows} == {"n/a"} and {r["peak_mem_kind"] for r in cpu_rows} == {"process RSS"}
     oom = next(r for r in rows if r["status"] == "oom")
     assert oom["samples_per_s"] == "n/a"
-    assert float(next(r for r in rows if r["run"] == "h100-run")["mfu"]) == pytest.approx(0.41)
+    assert float(next(r for r in rows if r["run"] == "h100-80g@gpu-b aaaa")["mfu"]) == pytest.approx(0.41)
 
     doc = json.loads((out / "comparison.json").read_text())
-    assert [r["label"] for r in doc["runs"]] == ["cpu-run", "h100-run", "h100-dist"]
+    assert [r["label"] for r in doc["runs"]] == ["cpu@ci-a aaaa", "h100-80g@gpu-b aaaa", "h100-80g@gpu-b bbbb"]
     assert len(doc["records"]) == len(rows)
     assert {d["key"] for d in doc["environment_differences"]} >= {"driver", "gpu_name", "cuda", "cpu_count"}
 
