@@ -8,7 +8,24 @@ from typing import Any
 
 from .sampler import PeriodicSampler
 
-__all__ = ["NvmlTelemetry", "nvml_available"]
+__all__ = ["NvmlTelemetry", "nvml_available", "CLOCK_EVENT_BITS", "reason_names"]
+
+# nvmlClocksEventReason* bits (nvml.h, NVML API "NvmlClocksEventReasons"); names as nvidia-smi prints them
+CLOCK_EVENT_BITS = {
+    0x001: "GPU_IDLE",
+    0x002: "APPLICATIONS_CLOCKS_SETTING",
+    0x004: "SW_POWER_CAP",
+    0x008: "HW_SLOWDOWN",
+    0x010: "SYNC_BOOST",
+    0x020: "SW_THERMAL_SLOWDOWN",
+    0x040: "HW_THERMAL_SLOWDOWN",
+    0x080: "HW_POWER_BRAKE_SLOWDOWN",
+    0x100: "DISPLAY_CLOCK_SETTING",
+}
+
+
+def reason_names(mask: int | None) -> list[str]:
+    return [name for bit, name in CLOCK_EVENT_BITS.items() if mask and mask & bit]
 
 
 def _pynvml():
@@ -38,6 +55,7 @@ class NvmlTelemetry:
         self._util: list[float] = []
         self._power_w: list[float] = []
         self._mem_used_peak: int | None = None
+        self._events_mask = 0  # OR of the clock event reasons seen in the window
         self._energy_start_mj: int | None = None
 
     @property
@@ -50,7 +68,27 @@ class NvmlTelemetry:
         except Exception:  # NVMLError_NotSupported and friends
             return None
 
+    def _events(self) -> int | None:
+        # nvmlDeviceGetCurrentClocksEventReasons is the R535+ name of ...ThrottleReasons
+        mask = self._call("nvmlDeviceGetCurrentClocksEventReasons")
+        return mask if mask is not None else self._call("nvmlDeviceGetCurrentClocksThrottleReasons")
+
+    def snapshot(self) -> dict[str, Any]:
+        """Clocks, power and temperature now (None where not reported)."""
+        if not self.active:
+            return {}
+        power = self._call("nvmlDeviceGetPowerUsage")  # mW
+        return {
+            "sm_clock_mhz": self._call("nvmlDeviceGetClockInfo", self._nvml.NVML_CLOCK_SM),
+            "power_w": None if power is None else power / 1e3,
+            "temperature_c": self._call("nvmlDeviceGetTemperature", self._nvml.NVML_TEMPERATURE_GPU),
+            "clock_events": reason_names(self._events()),
+        }
+
     def _sample(self) -> None:
+        mask = self._events()
+        if mask:
+            self._events_mask |= mask
         util = self._call("nvmlDeviceGetUtilizationRates")
         if util is not None:
             self._util.append(float(util.gpu))
@@ -75,6 +113,7 @@ class NvmlTelemetry:
             "energy_j": None,
             "gpu_mem_used_peak_bytes": None,
             "nvml_hz": None,
+            "clock_events_seen": None,
         }
         if not self.active:
             return out
@@ -89,4 +128,5 @@ class NvmlTelemetry:
             out["energy_j"] = (end_mj - self._energy_start_mj) / 1e3
         out["gpu_mem_used_peak_bytes"] = self._mem_used_peak
         out["nvml_hz"] = meta["hz"]
+        out["clock_events_seen"] = [e for e in reason_names(self._events_mask) if e != "GPU_IDLE"]
         return out
