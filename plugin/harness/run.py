@@ -102,7 +102,8 @@ def build_trainer(cfg: RunConfig, loader: Any | None = None) -> Trainer:
     return Trainer(workload, model, optimizer, Epochs(loader), device, precision, cfg.grad_accum)
 
 
-def run(cfg: RunConfig, peak_flops_per_s: float | None = None, loader: Any | None = None) -> RunOutput:
+def run(cfg: RunConfig, peak_flops_per_s: float | None = None, loader: Any | None = None,
+        achievable_peak_flops_per_s: float | None = None) -> RunOutput:
     trainer = build_trainer(cfg, loader)
     workload = trainer.workload
     batch = cfg.batch_size or workload.default_batch_size(cfg.size)
@@ -113,5 +114,6 @@ def run(cfg: RunConfig, peak_flops_per_s: float | None = None, loader: Any | Non
         flops_per_sample=workload.flops_per_sample(cfg.size),
         peak_flops_per_s=peak_flops_per_s,
         tokens_per_sample=workload.tokens_per_sample(cfg.size) if workload.tokens_per_sample else None,
+        achievable_peak_flops_per_s=achievable_peak_flops_per_s,
     )
     return RunOutput(cfg, m, metrics, trainer.device)
