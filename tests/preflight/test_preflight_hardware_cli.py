@@ -1,0 +1,42 @@
+"""`trainbench preflight --hardware` as a boot script runs it: the tier's items, the measured
+peak printed per precision, the exit code, and the peak in the results file's environment."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trainbench.preflight.hardware import HARDWARE_ITEMS
+from trainbench.records.results import load_results
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def trainbench(*args):
+    return subprocess.run([sys.executable, "-m", "trainbench.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_hardware_tier_on_this_cpu_prints_the_peak_and_exits_0(tmp_path):
+    results = tmp_path / "hw.json"
+    proc = trainbench("preflight", "--hardware", "--no-pipeline", "--no-read-probe", "--workload=gpt-small",
+                      "--burn-s=1", f"--data-dir={tmp_path}", f"--results={results}")
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr[-3000:]
+    lines = {line.split("]")[1].split()[0]: line[:8] for line in out.splitlines() if line.startswith("  [")}
+    for item in HARDWARE_ITEMS:
+        assert lines[item] == "  [n/a ]", out  # no NVIDIA driver here
+    assert lines["matmul_peak"] == lines["burn"] == "  [pass]"
+    assert "measured matmul peak" in out and "cpu      fp32" in out and "GFLOP/s" in out
+    res = load_results(results)
+    peak = res.environment["matmul_peak"]["fp32"]
+    assert peak["flops_per_s"] > 0 and peak["method"].startswith("measured")
+    burn = next(r for r in res.records if r.config["check"] == "burn")
+    assert burn.metrics["mismatches"] == 0 and burn.metrics["results_checked"] > 0
+
+
+@pytest.mark.parametrize("flag, message", [("--burn-s=-1", "--burn-s"), ("--expect-nvlinks=x", "--expect-nvlinks")])
+def test_bad_hardware_flags_are_one_line_exit_2(flag, message):
+    proc = trainbench("preflight", "--hardware", flag)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
