@@ -66,7 +66,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     hw.add_argument("--skip-burn", action="store_true", help="no burn test (same as --burn-s 0)")
     hw.add_argument("--no-peak", action="store_true", help="do not measure the achievable matmul peak")
     hw.add_argument("--expect-nvlinks", type=nonneg_int("--expect-nvlinks"), default=None, metavar="N",
-                    help="NVLinks each GPU should have up (default: the count NVML reports for the device)")
+                    help="NVLinks each GPU should have up (default: the count NVML reports for the device; 0 for a "
+                         "PCIe-only node)")
     p.add_argument("--fail-on", choices=("fail", "warn"), default="fail",
                    help="exit 1 on a failed item (default) or on any warning too (a strict boot gate)")
     p.add_argument("--traceback", action="store_true", help="print the traceback of an item that raised")

@@ -15,6 +15,7 @@ drop (a thermal soak or a power cap biting).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
 import time
@@ -152,7 +153,8 @@ def burn(device: torch.device | str, cfg: BurnConfig = BurnConfig(),
     clock = DeviceClock(device)
     nvml = NvmlTelemetry(device.index or 0) if cuda else None
     g = torch.Generator(device=device).manual_seed(cfg.seed)
-    with prec.context(device):
+    # the current device is per thread: CUDA events record on it, so set it (node burns run a thread per GPU)
+    with prec.context(device), (torch.cuda.device(device) if cuda else contextlib.nullcontext()):
         a = torch.randn(n, n, device=device, dtype=dtype, generator=g)
         b = torch.randn(n, n, device=device, dtype=dtype, generator=g)
         ref = a @ b

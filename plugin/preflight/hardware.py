@@ -124,7 +124,7 @@ def _pcie(g: GpuHealth) -> Verdict:
                        f"of the bandwidth", "a badly seated card or riser: ask the provider for another machine "
                        "(evidence: nvidia-smi -q -d PCI)", m)
     if g.pcie_gen_max and g.pcie_gen < g.pcie_gen_max:
-        if g.pcie_under_load:
+        if g.read_under_load:
             return Verdict(WARN, f"gen{g.pcie_gen} under load, below the gen{g.pcie_gen_max} link this slot allows: "
                            f"{link}", "check the BIOS PCIe speed setting, or ask the provider", m)
         return Verdict(PASS, f"{link}, read at idle: idle links downshift to save power, so the generation is "
@@ -132,14 +132,15 @@ def _pcie(g: GpuHealth) -> Verdict:
     if g.pcie_gen_gpu_max and g.pcie_gen_max and g.pcie_gen_gpu_max > g.pcie_gen_max:
         return Verdict(WARN, f"{link}: the slot caps a gen{g.pcie_gen_gpu_max} card at gen{g.pcie_gen_max}, "
                        f"halving host<->GPU bandwidth per generation", "use a machine whose slots match the card", m)
-    return Verdict(PASS, link + (" under load" if g.pcie_under_load else ""), metrics=m)
+    return Verdict(PASS, link + (" under load" if g.read_under_load else ""), metrics=m)
 
 
 def _nvlink(g: GpuHealth, n_gpus: int, lim: HardwareLimits) -> Verdict:
-    want = lim.expected_nvlinks or g.nvlink_total
+    want = g.nvlink_total if lim.expected_nvlinks is None else lim.expected_nvlinks
     m = {"nvlink_up": g.nvlink_up, "nvlink_expected": want}
     if not want:
-        return Verdict(NA, "no NVLink on this GPU: peers talk over PCIe")
+        why = "--expect-nvlinks=0" if lim.expected_nvlinks == 0 else "no NVLink on this GPU"
+        return Verdict(NA, f"{why}: peers talk over PCIe")
     up = g.nvlink_up or 0
     if up >= want:
         return Verdict(PASS, f"{up} of {want} NVLinks up", metrics=m)
@@ -186,7 +187,7 @@ def _clocks(g: GpuHealth, lim: HardwareLimits) -> Verdict:
     ev = g.clock_events
     sm = f"SM {g.sm_clock_mhz}/{g.sm_clock_max_mhz} MHz" if g.sm_clock_mhz else "SM clock n/a"
     temp = f"{g.temperature_c} C" + (f" (slowdown at {g.slowdown_temperature_c} C)" if g.slowdown_temperature_c else "")
-    when = "under load" if g.pcie_under_load else "at idle"
+    when = "under load" if g.read_under_load else "at idle"
     m = {"sm_clock_mhz": g.sm_clock_mhz, "sm_clock_max_mhz": g.sm_clock_max_mhz, "temperature_c": g.temperature_c,
          "clock_event_mask": g.clock_event_mask}
     events = ", ".join(ev) or "none"

@@ -53,7 +53,7 @@ class GpuHealth:
     pcie_gen_gpu_max: int | None = None  # max of the GPU alone
     pcie_width: int | None = None  # current lanes
     pcie_width_max: int | None = None  # max of device and slot together
-    pcie_under_load: bool = False  # read while this process kept the GPU busy (idle links downshift)
+    read_under_load: bool = False  # links and clocks read while this process kept the GPU busy
     nvlink_up: int | None = None  # links active
     nvlink_total: int | None = None  # links the device has (NVML link count, else links queryable)
     persistence: bool | None = None
@@ -166,7 +166,7 @@ def _gpu(q: _Nvml, i: int, busy: Callable[[int], contextlib.AbstractContextManag
         retired_pending=None if pending is None or remap is not None else bool(pending),
         pcie_gen=gen, pcie_gen_max=q("nvmlDeviceGetMaxPcieLinkGeneration", h),
         pcie_gen_gpu_max=q("nvmlDeviceGetGpuMaxPcieLinkGeneration", h),
-        pcie_width=width, pcie_width_max=q("nvmlDeviceGetMaxPcieLinkWidth", h), pcie_under_load=bool(loaded),
+        pcie_width=width, pcie_width_max=q("nvmlDeviceGetMaxPcieLinkWidth", h), read_under_load=bool(loaded),
         nvlink_up=up, nvlink_total=total,
         persistence=None if persistence is None else persistence == m.NVML_FEATURE_ENABLED,
         power_limit_w=_mw(q("nvmlDeviceGetPowerManagementLimit", h)),

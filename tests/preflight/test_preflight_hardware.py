@@ -17,7 +17,7 @@ from trainbench.preflight.report import format_checklist
 H100 = GpuHealth(
     index=0, name="NVIDIA H100 80GB HBM3", ecc_enabled=True, ecc_uncorrected_volatile=0, ecc_uncorrected_aggregate=0,
     remap_uncorrected=0, remap_pending=False, remap_failure=False, pcie_gen=5, pcie_gen_max=5, pcie_gen_gpu_max=5,
-    pcie_width=16, pcie_width_max=16, pcie_under_load=True, nvlink_up=18, nvlink_total=18, persistence=True,
+    pcie_width=16, pcie_width_max=16, read_under_load=True, nvlink_up=18, nvlink_total=18, persistence=True,
     power_limit_w=700.0, power_default_w=700.0, power_enforced_w=700.0, clock_event_mask=0x4, sm_clock_mhz=1980,
     sm_clock_max_mhz=1980, temperature_c=62, slowdown_temperature_c=87, mig_enabled=False, mig_pending=False,
 )
@@ -96,7 +96,7 @@ def test_healthy_items_show_their_numbers():
 
 
 def test_pcie_generation_read_at_idle_is_not_judged():
-    c = check_pcie(node(pcie_gen=1, pcie_under_load=False))
+    c = check_pcie(node(pcie_gen=1, read_under_load=False))
     assert c.status == PASS and "read at idle" in c.reason
 
 
@@ -107,6 +107,7 @@ def test_nvlinks_down_with_one_gpu_visible_warn_and_expected_count_overrides():
     c = check_nvlink(NODE, HardwareLimits(expected_nvlinks=20))
     assert c.status == FAIL and "2 of 20 NVLinks down" in c.reason
     assert check_nvlink(node(nvlink_up=None, nvlink_total=None)).status == PASS  # GPU 3 without NVLink: n/a
+    assert check_nvlink(node(nvlink_up=0), HardwareLimits(expected_nvlinks=0)).status == NA  # PCIe node by design
 
 
 @pytest.mark.parametrize("pair, status, reason", [
@@ -193,7 +194,7 @@ A100_ANSWERS = {
 def test_gather_reads_a_fake_driver_and_turns_not_supported_into_none():
     f = gather_hardware(FakeNvml(A100_ANSWERS, links=(1,) * 10 + (0, 0)))
     g = f.gpus[0]
-    assert (g.name, g.pcie_width, g.pcie_width_max, g.pcie_under_load) == ("NVIDIA A100-SXM4-80GB", 8, 16, False)
+    assert (g.name, g.pcie_width, g.pcie_width_max, g.read_under_load) == ("NVIDIA A100-SXM4-80GB", 8, 16, False)
     assert (g.nvlink_up, g.nvlink_total) == (10, 12)
     assert g.remap_pending is True and g.retired_pages is None  # Ampere: rows remapped, pages not retired
     assert g.power_enforced_w == 400.0
