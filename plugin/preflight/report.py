@@ -47,7 +47,7 @@ def format_peaks(peaks) -> str:
     for dev in peaks:
         for p in dev:
             unit, scale = ("TFLOPS", 1e12) if p.flops_per_s >= 1e12 else ("GFLOP/s", 1e9)
-            sweep = ", ".join(f"{s.m}^3 {s.median_flops_per_s / scale:.1f}" for s in p.shapes)
+            sweep = ", ".join(f"{s.m}^3 {s.median_flops_per_s / scale:.3g}" for s in p.shapes)
             lines.append(f"  {p.device:<8} {p.precision:<5} {p.flops_per_s / scale:8.1f} {unit}   [{sweep}]")
     return "\n".join(lines)
 

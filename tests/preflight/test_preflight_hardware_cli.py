@@ -40,3 +40,21 @@ def test_hardware_tier_on_this_cpu_prints_the_peak_and_exits_0(tmp_path):
 def test_bad_hardware_flags_are_one_line_exit_2(flag, message):
     proc = trainbench("preflight", "--hardware", flag)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_fail_on_warn_turns_a_warning_into_exit_1(monkeypatch, tmp_path, capsys):
+    """A strict boot gate: `--fail-on warn` drains a machine whose worst item is a warning."""
+    import torch
+
+    from trainbench.cli import main
+    from trainbench.cli import preflight as cli_preflight
+    from trainbench.preflight import WARN, Check, Facts, PreflightResult
+
+    facts = Facts(torch_version=torch.__version__, torch_cuda=None, cuda_available=False)
+    warned = Check("persistence", "hardware", WARN, "persistence mode off", "sudo nvidia-smi -pm 1")
+    monkeypatch.setattr(cli_preflight, "run_preflight",
+                        lambda cfg: PreflightResult(cfg, facts, torch.device("cpu"), "cpu", "tiny", [warned]))
+    args = ["preflight", "--hardware", "--no-pipeline", f"--data-dir={tmp_path}"]
+    assert main(args) == 0
+    assert main(args + ["--fail-on", "warn"]) == 1
+    assert "[WARN] persistence" in capsys.readouterr().out
