@@ -58,3 +58,16 @@ def test_fail_on_warn_turns_a_warning_into_exit_1(monkeypatch, tmp_path, capsys)
     assert main(args) == 0
     assert main(args + ["--fail-on", "warn"]) == 1
     assert "[WARN] persistence" in capsys.readouterr().out
+
+
+def test_pytest_bench_preflight_hardware_records_every_item(pytester):
+    pytester.makepyfile(test_preflight=(ROOT / "bench" / "test_preflight.py").read_text())
+    results = pytester.path / "results.json"
+    result = pytester.runpytest("-m", "preflight", "-k", "hardware", "--burn-s=0.5", "-s",
+                                f"--trainbench-results={results}", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*measured matmul peak*", "*cpu*fp32*GFLOP/s*"])
+    by = {r.config["check"]: r for r in load_results(results).records}
+    assert set(by) == set(HARDWARE_ITEMS) | {"matmul_peak", "burn"}
+    assert by["burn"].status == by["matmul_peak"].status == "passed"
+    assert by["matmul_peak"].metrics["peak_fp32_flops_per_s"] > 0
