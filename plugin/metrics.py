@@ -10,7 +10,9 @@ import numpy as np
 
 from .steadiness import steadiness
 
-__all__ = ["step_time_stats", "stall_ratio", "mfu", "training_metrics"]
+__all__ = ["step_time_stats", "stall_ratio", "mfu", "sustained_vs_burst", "training_metrics", "SUSTAINED_DROP"]
+
+SUSTAINED_DROP = 0.05  # last fifth of the window this much slower than the first: throttling, not noise
 
 
 def step_time_stats(step_times_s: Sequence[float]) -> dict[str, float | int]:
@@ -37,12 +39,23 @@ def mfu(model_flops_per_s: float, peak_flops_per_s: float | None) -> float | Non
     return model_flops_per_s / peak_flops_per_s
 
 
+def sustained_vs_burst(step_times_s: Sequence[float]) -> float | None:
+    """Throughput of the last fifth of the window / the first fifth (every step carries the same
+    samples, so it is first-fifth time / last-fifth time); None with fewer than 5 steps."""
+    t = list(step_times_s)
+    k = len(t) // 5
+    if k == 0 or sum(t[-k:]) <= 0:
+        return None
+    return sum(t[:k]) / sum(t[-k:])
+
+
 def training_metrics(
     m: Any,  # plugin.harness.measure.Measurement
     *,
     flops_per_sample: float,
     peak_flops_per_s: float | None,
     tokens_per_sample: int | None = None,
+    achievable_peak_flops_per_s: float | None = None,  # measured matmul peak (harness.peak)
 ) -> dict[str, Any]:
     samples_per_s = m.samples / m.wall_s
     model_flops = flops_per_sample * samples_per_s
@@ -65,6 +78,8 @@ def training_metrics(
         "peak_mem_reserved_bytes": m.peak_mem_reserved_bytes,
         "model_flops_per_s": model_flops,
         "mfu": mfu(model_flops, peak_flops_per_s),
+        "mfu_achievable": mfu(model_flops, achievable_peak_flops_per_s),
+        "achievable_peak_flops_per_s": achievable_peak_flops_per_s,
         "gpu_util_mean": m.telemetry.get("gpu_util_mean"),
         "power_w_mean": power,
         "energy_j": energy,
@@ -74,6 +89,11 @@ def training_metrics(
         "loss_first": m.losses[0],
         "loss_last": m.losses[-1],
     }
+    ratio = sustained_vs_burst(m.step_times_s)
+    out["sustained_vs_burst"] = ratio
+    # judged on a GPU only (NVML telemetry present): a shared CPU's slow fifth is other people's work
+    gpu = m.telemetry.get("clock_events_seen") is not None
+    out["sustained_drop"] = (ratio < 1.0 - SUSTAINED_DROP) if gpu and ratio is not None else None
     return out
 
 

@@ -3,8 +3,10 @@
     trainbench preflight                                   # every registered workload
     trainbench preflight --workload gpt-small --gpu a100-80g --precision bf16
     trainbench preflight --workload my-model --plugin conftest.py --results reports/preflight.json
+    trainbench preflight --hardware --no-pipeline --burn-s 30   # node health, burn, matmul peak
 
-Exit code 0 when no item failed (warnings allowed), 1 when one did, 2 on a usage error.
+Exit code 0 when no item failed (warnings allowed; --fail-on warn counts them too), 1 when one
+did, 2 on a usage error: a boot script can drain the machine on 1.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from ..records.environment import capture_environment
 from ..errors import InputError
 from ..harness.precision import PRECISIONS, get_precision
 from ..harness.run import resolve_device
-from .types import comma_list, gpu, nonneg_int, positive_int
+from .types import comma_list, gpu, nonneg_int, number, positive_int
 from ..preflight.plugins import load_plugin
-from ..preflight.report import format_checklist, to_records
+from ..preflight.check import WARN
+from ..preflight.report import format_checklist, format_peaks, to_records
 from ..preflight.runner import PreflightConfig, run_preflight
 from ..records.results import write_results
 
@@ -55,6 +58,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="also write the checklist as a results file (kind: preflight records)")
     p.add_argument("--no-pipeline", action="store_true", help="environment and memory items only")
     p.add_argument("--no-read-probe", action="store_true", help="skip the read-throughput measurement")
+    hw = p.add_argument_group("hardware tier")
+    hw.add_argument("--hardware", action="store_true",
+                    help="add the hardware tier: ECC and memory repair, PCIe link, NVLinks, persistence, power "
+                         "limit, clock events and temperature, MIG, P2P between GPUs (NVML), the measured matmul "
+                         "peak and a burn test with a correctness check, on every GPU at once")
+    hw.add_argument("--burn-s", type=number("--burn-s", low_open=False), default=None, metavar="SECONDS",
+                    help="burn test length (default 60 on a GPU, 3 on a CPU; 0 skips it)")
+    hw.add_argument("--skip-burn", action="store_true", help="no burn test (same as --burn-s 0)")
+    hw.add_argument("--no-peak", action="store_true", help="do not measure the achievable matmul peak")
+    hw.add_argument("--expect-nvlinks", type=nonneg_int("--expect-nvlinks"), default=None, metavar="N",
+                    help="NVLinks each GPU should have up (default: the count NVML reports for the device; 0 for a "
+                         "PCIe-only node)")
+    p.add_argument("--fail-on", choices=("fail", "warn"), default="fail",
+                   help="exit 1 on a failed item (default) or on any warning too (a strict boot gate)")
     p.add_argument("--traceback", action="store_true", help="print the traceback of an item that raised")
     p.set_defaults(func=run)
 
@@ -72,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         grad_accum=args.grad_accum, overfit_steps=args.overfit_steps, seed=args.seed,
         plugins=tuple(str(Path(p).resolve()) if p.endswith(".py") else p for p in args.plugin),
         pipeline=not args.no_pipeline, read_probe=not args.no_read_probe,
+        hardware=args.hardware, burn_s=0.0 if args.skip_burn else args.burn_s, peak=not args.no_peak,
+        expected_nvlinks=args.expect_nvlinks,
     )
     if not Path(cfg.data_dir).is_dir():
         raise InputError(f"--data-dir={cfg.data_dir}: no such directory; create it or pass another")
@@ -81,10 +100,16 @@ def run(args: argparse.Namespace) -> int:
     title = (f"trainbench preflight: device {result.device}, profile {result.profile}, size {result.size}, "
              f"{cfg.precision}; torch {f.torch_version}")
     print(format_checklist(result.checks, title))
+    if result.tier is not None and result.tier.peaks:
+        print(format_peaks(result.tier.peaks))
     if args.results:
         env = capture_environment(result.profile)
+        if result.tier is not None and result.tier.peaks:
+            env["matmul_peak"] = result.tier.peak_environment()
         records = to_records(result.checks, "trainbench preflight", size=result.size, precision=cfg.precision,
                              gpu=result.profile)
         path = write_results(args.results, env, records)
         print(f"results: {path}")
+    if args.fail_on == "warn" and any(c.status == WARN for c in result.checks):
+        return 1
     return result.exit_code

@@ -110,9 +110,11 @@ def build_trainer(cfg: RunConfig, loader: Any | None = None, *,
                    scheduler=scheduler(optimizer) if scheduler else None)
 
 
-def run(cfg: RunConfig, gpu: GpuSpec | None = None, loader: Any | None = None) -> RunOutput:
+def run(cfg: RunConfig, gpu: GpuSpec | None = None, loader: Any | None = None,
+        achievable_peak_flops_per_s: float | None = None) -> RunOutput:
     """Measure one training benchmark. `gpu`: the catalog entry of the device, whose dense peak
-    at this precision is the MFU denominator (looked up here, and only here)."""
+    at this precision is the MFU denominator (looked up here, and only here);
+    `achievable_peak_flops_per_s`: what this card measured it can do (the `mfu_achievable` one)."""
     trainer = build_trainer(cfg, loader)
     workload = trainer.workload
     batch = cfg.batch_size or workload.default_batch_size(cfg.size)
@@ -123,5 +125,6 @@ def run(cfg: RunConfig, gpu: GpuSpec | None = None, loader: Any | None = None) -
         flops_per_sample=workload.flops_per_sample(cfg.size),
         peak_flops_per_s=gpu.peak_flops(trainer.precision.catalog_key) if gpu else None,
         tokens_per_sample=workload.tokens_per_sample(cfg.size) if workload.tokens_per_sample else None,
+        achievable_peak_flops_per_s=achievable_peak_flops_per_s,
     )
     return RunOutput(cfg, m, metrics, trainer.device)

@@ -9,7 +9,7 @@ from typing import Iterable
 from .check import FAIL, NA, PASS, WARN, Check, counts
 from ..records.record import Record
 
-__all__ = ["format_checklist", "check_record_fields", "to_records", "RECORD_STATUS"]
+__all__ = ["format_checklist", "format_peaks", "check_record_fields", "to_records", "RECORD_STATUS"]
 
 # checklist verdict -> Record.status (the results-file vocabulary); a warning still passed
 RECORD_STATUS = {PASS: "passed", WARN: "passed", FAIL: "failed", NA: "skipped"}
@@ -38,6 +38,17 @@ def format_checklist(checks: Iterable[Check], title: str = "", width: int = 110)
         lines.extend(_line(c, width))
     n = counts(checks)
     lines.append(f"preflight: {n[PASS]} pass, {n[WARN]} warn, {n[FAIL]} fail, {n[NA]} n/a")
+    return "\n".join(lines)
+
+
+def format_peaks(peaks) -> str:
+    """The measured matmul peaks, one line per device and precision, with the shape sweep."""
+    lines = ["measured matmul peak (seeded N(0,1) inputs; median batch per shape, best shape):"]
+    for dev in peaks:
+        for p in dev:
+            unit, scale = ("TFLOPS", 1e12) if p.flops_per_s >= 1e12 else ("GFLOP/s", 1e9)
+            sweep = ", ".join(f"{s.m}^3 {s.median_flops_per_s / scale:.3g}" for s in p.shapes)
+            lines.append(f"  {p.device:<8} {p.precision:<5} {p.flops_per_s / scale:8.1f} {unit}   [{sweep}]")
     return "\n".join(lines)
 
 

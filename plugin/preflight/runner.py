@@ -4,6 +4,7 @@ items for each workload, and return the checklist."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch.utils.data import default_collate
@@ -39,6 +40,10 @@ class PreflightConfig:
     plugins: tuple[str, ...] = ()  # modules / .py files registering user workloads
     pipeline: bool = True  # run the pipeline items (False: environment and memory only)
     read_probe: bool = True  # measure the data directory's read throughput
+    hardware: bool = False  # the hardware tier: NVML health items, burn test, matmul peak
+    burn_s: float | None = None  # burn seconds; None = about 60 on a GPU, 3 on a CPU; 0 = skip
+    peak: bool = True  # measure the achievable matmul peak (hardware tier)
+    expected_nvlinks: int | None = None  # NVLinks per GPU; None = what NVML reports for the device
 
 
 @dataclass
@@ -49,6 +54,7 @@ class PreflightResult:
     profile: str  # the --gpu profile the checks ran against
     size: str
     checks: list[Check] = field(default_factory=list)
+    tier: Any = None  # HardwareTier when the hardware tier ran
 
     @property
     def failed(self) -> list[Check]:
@@ -111,6 +117,7 @@ class Preflight:
         self.profile = self.spec.name if self.spec else (self.facts.gpus[0].name if cuda and self.facts.gpus else "cpu")
         self.workers = auto_workers(self.device) if cfg.num_workers is None else cfg.num_workers
         self.batches = {n: cfg.batch_size or self._default_batch(wl) for n, wl in self.workloads.items()}
+        self.tier = None  # HardwareTier after hardware()
 
     def _default_batch(self, wl: Workload) -> int:
         batch = wl.default_batch_size(self.size)
@@ -143,6 +150,13 @@ class Preflight:
             overfit_steps=cfg.overfit_steps, plugins=cfg.plugins,
         ))
 
+    def hardware(self) -> list[Check]:
+        """The hardware tier's items; the measurements stay in `self.tier` (peaks for the results file)."""
+        from .hardware_tier import hardware_tier
+
+        self.tier = hardware_tier(self.cfg)
+        return self.tier.checks
+
     def workload(self, name: str, precision: str | None = None) -> list[Check]:
         checks = [self.memory(name, precision)]
         if self.cfg.pipeline:
@@ -153,6 +167,9 @@ class Preflight:
 def run_preflight(cfg: PreflightConfig, facts: Facts | None = None) -> PreflightResult:
     p = Preflight(cfg, facts)
     result = PreflightResult(cfg, p.facts, p.device, p.profile, p.size, p.environment())
+    if cfg.hardware:
+        result.checks.extend(p.hardware())
+        result.tier = p.tier
     for name in p.workloads:
         result.checks.extend(p.workload(name))
     return result

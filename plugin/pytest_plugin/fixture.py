@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from .benchmark_bridge import feed_benchmark
-from ..harness.precision import UnsupportedPrecision
 from ..harness.oom import is_oom, release_device_memory
+from ..harness.peak import MatmulPeak, probe_peak
+from ..harness.precision import UnsupportedPrecision, get_precision
 from ..harness.run import RunConfig, RunOutput, run
 from ..records.record import Record
 from .session import BenchSession
@@ -43,6 +44,14 @@ class Bench:
         base.update({k: v for k, v in overrides.items() if v is not None})
         return RunConfig(**base)
 
+    def achievable_peak(self, precision: str) -> MatmulPeak:
+        """This device's measured matmul peak at `precision`, probed on first use in the session
+        (between benchmarks, never inside a window) and kept for every later record."""
+        peaks = self.session.matmul_peaks
+        if precision not in peaks:
+            peaks[precision] = probe_peak(self.session.device, precision, seed=self.session.seed)
+        return peaks[precision]
+
     def _benchmark_unused(self) -> None:
         if self.benchmark is not None:
             self.benchmark.skipped = True  # no timing for this test: not a misuse of the fixture
@@ -62,7 +71,8 @@ class Bench:
                       storage=cfg.storage.text, world_size=1, config=_config_json(cfg))
         oom_message = None
         try:
-            out = run(cfg, gpu=self.session.spec, loader=loader)
+            achievable = self.achievable_peak(precision)
+            out = run(cfg, gpu=self.session.spec, loader=loader, achievable_peak_flops_per_s=achievable.flops_per_s)
         except UnsupportedPrecision as exc:
             self._benchmark_unused()
             self.record(status="skipped", message=str(exc), **common)
@@ -80,6 +90,8 @@ class Bench:
             pytest.xfail(msg)
         rec = self.record(metrics=out.metrics, step_times_s=out.measurement.step_times_s, **common)
         rec.config.update(_measurement_config(out))
+        rec.config["achievable_peak"] = {"precision": achievable.precision, "shape": list(achievable.shape),
+                                         "method": achievable.method}
         if feed_benchmark_stats:
             feed_benchmark(self.benchmark, out.measurement.step_times_s,
                            {**rec.metrics, "workload": workload, "precision": precision, "size": cfg.size,

@@ -230,6 +230,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
     fill_costs(bench.records, session.config.stash.get(_PRICES, None))
     _environment(bench)
+    if bench.matmul_peaks:  # measured during the session: the denominators of mfu_achievable
+        bench.environment["matmul_peak"] = {p: peak.to_json() for p, peak in bench.matmul_peaks.items()}
     write_results(bench.results_path, bench.environment, bench.records)
     from ..data.report import storage_section
 

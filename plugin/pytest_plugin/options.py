@@ -91,6 +91,8 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--dist-timeout", type=number("--dist-timeout"), default=DEFAULT_DIST_TIMEOUT_S,
                     help=f"seconds one torchrun launch may take before it is killed and fails "
                          f"(default {DEFAULT_DIST_TIMEOUT_S:g})")
+    group.addoption("--burn-s", type=number("--burn-s", low_open=False), default=None, metavar="SECONDS",
+                    help="burn test length in the preflight hardware tier (default 60 on a GPU, 3 on a CPU; 0 skips)")
     group.addoption("--price-file", type=domain("--price-file", _price_file), default=None, metavar="CSV",
                     help=f"instance prices (same columns as the packaged prices.csv) merged over the packaged "
                          f"catalog for cost per epoch; also ${PRICES_ENV}")

@@ -37,6 +37,7 @@ class BenchSession:
     environment: dict[str, Any] = field(default_factory=dict)
     records: list[Record] = field(default_factory=list)
     records_by_test: dict[str, list[Record]] = field(default_factory=dict)
+    matmul_peaks: dict[str, Any] = field(default_factory=dict)  # precision -> MatmulPeak, measured once per session
 
     @property
     def on_gpu(self) -> bool:

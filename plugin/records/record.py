@@ -25,6 +25,7 @@ METRIC_KEYS = (
     "peak_mem_bytes",  # CUDA max_memory_allocated, or process RSS on CPU (see peak_mem_kind)
     "peak_mem_reserved_bytes",  # CUDA max_memory_reserved
     "mfu",  # model FLOPs/s / dense peak FLOPs/s at this precision; None when peak unknown
+    "mfu_achievable",  # model FLOPs/s / this device's measured matmul peak at this precision (harness.peak)
     "model_flops_per_s",
     "gpu_util_mean",  # NVML utilization (percent), sampled over the measured window
     "energy_j_per_sample",

@@ -13,20 +13,27 @@ from typing import Any
 
 from .sampler import PeriodicSampler
 
-__all__ = ["NvmlTelemetry", "nvml_available", "match_uuid", "nvml_handle", "event_reason_names", "SHORT_WINDOW_S"]
+__all__ = ["NvmlTelemetry", "nvml_available", "CLOCK_EVENT_BITS", "reason_names", "match_uuid", "nvml_handle",
+           "SHORT_WINDOW_S"]
 
 SHORT_WINDOW_S = 1.0  # NVML averages power over about a second: shorter windows say so
 
-# nvmlClocksEventReasons bit masks (NVML API reference, "ClocksEventReasons")
-EVENT_REASONS = {
-    0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
-    0x10: "sync_boost", 0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown",
-    0x80: "hw_power_brake_slowdown", 0x100: "display_clock_setting",
+# nvmlClocksEventReason* bits (nvml.h, NVML API "NvmlClocksEventReasons"); names as nvidia-smi prints them
+CLOCK_EVENT_BITS = {
+    0x001: "GPU_IDLE",
+    0x002: "APPLICATIONS_CLOCKS_SETTING",
+    0x004: "SW_POWER_CAP",
+    0x008: "HW_SLOWDOWN",
+    0x010: "SYNC_BOOST",
+    0x020: "SW_THERMAL_SLOWDOWN",
+    0x040: "HW_THERMAL_SLOWDOWN",
+    0x080: "HW_POWER_BRAKE_SLOWDOWN",
+    0x100: "DISPLAY_CLOCK_SETTING",
 }
 
 
-def event_reason_names(mask: int) -> list[str]:
-    return [name for bit, name in EVENT_REASONS.items() if mask & bit]
+def reason_names(mask: int | None) -> list[str]:
+    return [name for bit, name in CLOCK_EVENT_BITS.items() if mask and mask & bit]
 
 
 def _text(value) -> str:
@@ -88,7 +95,7 @@ class NvmlTelemetry:
         self._power_w: list[float] = []
         self._mem_used_peak: int | None = None
         self._sm_mhz: list[float] = []
-        self._reasons = 0  # OR of the clock-event reasons seen in the window
+        self._events_mask = 0  # OR of the clock event reasons seen in the window
         self._energy_start_mj: int | None = None
 
     @property
@@ -101,7 +108,27 @@ class NvmlTelemetry:
         except Exception:  # NVMLError_NotSupported and friends
             return None
 
+    def _events(self) -> int | None:
+        # nvmlDeviceGetCurrentClocksEventReasons is the R535+ name of ...ThrottleReasons
+        mask = self._call("nvmlDeviceGetCurrentClocksEventReasons")
+        return mask if mask is not None else self._call("nvmlDeviceGetCurrentClocksThrottleReasons")
+
+    def snapshot(self) -> dict[str, Any]:
+        """Clocks, power and temperature now (None where not reported)."""
+        if not self.active:
+            return {}
+        power = self._call("nvmlDeviceGetPowerUsage")  # mW
+        return {
+            "sm_clock_mhz": self._call("nvmlDeviceGetClockInfo", self._nvml.NVML_CLOCK_SM),
+            "power_w": None if power is None else power / 1e3,
+            "temperature_c": self._call("nvmlDeviceGetTemperature", self._nvml.NVML_TEMPERATURE_GPU),
+            "clock_events": reason_names(self._events()),
+        }
+
     def _sample(self) -> None:
+        mask = self._events()
+        if mask:
+            self._events_mask |= mask
         util = self._call("nvmlDeviceGetUtilizationRates")
         if util is not None:
             self._util.append(float(util.gpu))
@@ -114,11 +141,6 @@ class NvmlTelemetry:
         sm = self._call("nvmlDeviceGetClockInfo", getattr(self._nvml, "NVML_CLOCK_SM", 1))
         if sm is not None:
             self._sm_mhz.append(float(sm))
-        reasons = self._call("nvmlDeviceGetCurrentClocksEventReasons")
-        if reasons is None:  # the name before NVML 12.2
-            reasons = self._call("nvmlDeviceGetCurrentClocksThrottleReasons")
-        if reasons is not None:
-            self._reasons |= int(reasons)
 
     def start(self) -> None:
         if not self.active:
@@ -136,7 +158,7 @@ class NvmlTelemetry:
             "nvml_hz": None,
             "sm_clock_mhz_median": None,
             "sm_clock_mhz_min": None,
-            "clock_event_reasons": None,
+            "clock_events_seen": None,
             "nvml_window_short": None,
         }
         if not self.active:
@@ -156,6 +178,6 @@ class NvmlTelemetry:
             ordered = sorted(self._sm_mhz)
             out["sm_clock_mhz_median"] = ordered[len(ordered) // 2]
             out["sm_clock_mhz_min"] = ordered[0]
-        out["clock_event_reasons"] = event_reason_names(self._reasons)
+        out["clock_events_seen"] = [e for e in reason_names(self._events_mask) if e != "GPU_IDLE"]
         out["nvml_window_short"] = meta.get("elapsed_s", SHORT_WINDOW_S) < SHORT_WINDOW_S
         return out

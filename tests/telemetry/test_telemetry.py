@@ -102,7 +102,7 @@ def test_nvml_handle_is_found_by_the_cuda_uuid_not_the_index(monkeypatch):
 
 
 def test_clock_event_reasons_and_short_windows(monkeypatch):
-    from trainbench.telemetry.nvml import NvmlTelemetry, event_reason_names
+    from trainbench.telemetry.nvml import NvmlTelemetry, reason_names
 
     nvml = _fake_nvml()
     nvml.nvmlDeviceGetHandleByUUID = lambda u: "gpu0"
@@ -113,6 +113,6 @@ def test_clock_event_reasons_and_short_windows(monkeypatch):
     t = NvmlTelemetry(0, hz=50, cuda_uuid="aaaa")
     t.start()
     out = t.stop()
-    assert out["sm_clock_mhz_median"] == 1980 and out["clock_event_reasons"] == ["sw_power_cap", "hw_thermal_slowdown"]
+    assert out["sm_clock_mhz_median"] == 1980 and out["clock_events_seen"] == ["SW_POWER_CAP", "HW_THERMAL_SLOWDOWN"]
     assert out["nvml_window_short"] is True  # a window shorter than NVML's ~1 s averaging says so
-    assert event_reason_names(0x8) == ["hw_slowdown"]
+    assert reason_names(0x8) == ["HW_SLOWDOWN"]
