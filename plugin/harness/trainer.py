@@ -55,6 +55,13 @@ class Trainer:
             return self.model.no_sync()
         return contextlib.nullcontext()
 
+    def _fetch(self, marks: list[tuple[Mark, Mark]] | None) -> dict[str, Any]:
+        before = self.clock.mark() if marks is not None else None
+        batch = to_device(next(self.batches), self.device)
+        if marks is not None:
+            marks.append((before, self.clock.mark()))
+        return batch
+
     def step(self, marks: list[tuple[Mark, Mark]] | None = None) -> torch.Tensor:
         """One optimizer step; returns the mean micro-batch loss as a 0-d device tensor.
 
@@ -64,15 +71,21 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         k = self.grad_accum
         losses = []
+        weights = None
+        if k > 1 and self.workload.loss_items is not None:
+            # the loss averages over a varying count (response tokens): fetch the step's k
+            # micro-batches first so each is weighted by its share of the step's items
+            fetched = [self._fetch(marks) for _ in range(k)]
+            items = torch.stack([self.workload.loss_items(b).float() for b in fetched])
+            weights = items / items.sum().clamp(min=1.0)
         for micro in range(k):
-            before = self.clock.mark() if marks is not None else None
-            batch = to_device(next(self.batches), self.device)
-            if marks is not None:
-                marks.append((before, self.clock.mark()))
+            batch = fetched[micro] if weights is not None else self._fetch(marks)
             with self._no_sync(micro == k - 1):
                 with self.precision.autocast(self.device):
                     loss = self.workload.loss(self.model, batch)
-                    if k > 1:
+                    if weights is not None:
+                        loss = loss * weights[micro]  # the mean over every item of the k micro-batches
+                    elif k > 1:
                         loss = loss / k  # the mean over all k micro-batches
                 if self.scaler is not None:
                     self.scaler.scale(loss).backward()

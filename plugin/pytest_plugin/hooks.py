@@ -48,6 +48,16 @@ def _precisions(config: pytest.Config) -> list[str]:
     return config.getoption("--precision") or ["fp32"]
 
 
+@_axis("tb_finetune")
+def _finetunes(config: pytest.Config) -> list[str]:
+    return config.getoption("--finetune") or ["full"]
+
+
+@_axis("tb_compile")
+def _compiles(config: pytest.Config) -> list[str]:
+    return config.getoption("--compile") or ["none"]
+
+
 @_axis("tb_topology")
 def _topologies(config: pytest.Config) -> list[str]:
     return config.getoption("--topology") or ["default"]
@@ -109,6 +119,7 @@ def pytest_configure(config: pytest.Config) -> None:
         seed=config.getoption("--seed"),
         batch_size=config.getoption("--batch-size"),
         weights=config.getoption("--weights"),
+        activation_checkpointing=config.getoption("--activation-checkpointing"),
         results_path=Path(results) if results else default_results_path(config.rootpath),
         report_path=config.rootpath / config.getoption("--trainbench-report"),
     )
@@ -239,6 +250,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     from ..data.report import storage_section
 
     for line in storage_section(bench.records):
+        tr.write_line(line)
+    from ..report.compile_ratio import compile_lines
+
+    for line in compile_lines(bench.records):
         tr.write_line(line)
     tr.write_line(f"results: {bench.results_path}")
     tr.write_line(f"summary: {bench.report_path}")

@@ -31,6 +31,7 @@ class BenchSession:
     weights: str | None
     results_path: Path
     report_path: Path
+    activation_checkpointing: bool = False  # --activation-checkpointing
     environment: dict[str, Any] = field(default_factory=dict)
     records: list[Record] = field(default_factory=list)
     records_by_test: dict[str, list[Record]] = field(default_factory=dict)

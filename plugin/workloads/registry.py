@@ -16,7 +16,7 @@ def _ensure_builtins() -> None:
     global _BUILTINS_LOADED
     if not _BUILTINS_LOADED:
         _BUILTINS_LOADED = True
-        from . import builtin  # noqa: F401  (registers resnet50, bert-base, gpt-small)
+        from . import builtin  # noqa: F401  (registers resnet50, bert-base, gpt-small, llama-1b)
 
 
 def register_workload(workload: Workload) -> Workload:
