@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 from ..catalog.gpus import GpuSpec, gpu_catalog
 from ..catalog.prices import PriceRow
 from ..cost.epoch import cost_per_epoch, epoch_hours
-from ..cost.fit import Fit, check_fit
+from ..cost.fit import Fit, ModeFit, check_fit, fit_modes, mode_estimates
 from ..cost.memory import MemoryEstimate, estimate_memory
 from ..cost.projection import bytes_per_sample, project
 from ..cost.spot import SpotAssumptions, spot_estimate
@@ -88,6 +88,7 @@ class CostRow:
     fit: Fit | None
     flag: str  # price and GPU-spec flags, "" when none
     price_source: str
+    mode_fits: list[ModeFit] = field(default_factory=list)  # issue 17: which training modes fit (estimate)
 
     def rank_cost(self, spot: bool) -> float | None:
         return self.spot_usd if spot else self.on_demand_usd
@@ -107,6 +108,7 @@ class Group:
     checkpoint: CheckpointTiming
     memory: MemoryEstimate | None
     notes: list[str]
+    modes: dict[str, MemoryEstimate] = field(default_factory=dict)  # issue 17: estimate per training mode
 
 
 def _device_of(record, env) -> str:
@@ -274,6 +276,7 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
     recorded_flops = next((m.flops_per_sample for m in same if m.flops_per_sample), None)
     flops_target = w.flops_per_sample(size) if w else recorded_flops
     ckpt = _checkpoint(resumes, workload, size, est, cfg)
+    modes = _mode_estimates(w, size, precision)
     a = cfg.spot_assumptions
     rows: list[CostRow] = []
 
@@ -294,6 +297,7 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
             epoch_hours=hours, on_demand_usd=on_demand, spot_usd=spot, spot_overhead=overhead,
             ckpt_interval_s=interval, fit=fit, flag=_flags(price, spec, measured),
             price_source=price.source if price else "",
+            mode_fits=fit_modes(modes, spec, batch) if (modes and spec and batch and spec.memory_bytes) else [],
         )
 
     priced = set()
@@ -342,8 +346,20 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
     return Group(
         workload=workload, size=size, precision=precision, batch_size=batch, epoch_samples=epoch,
         epoch_source=getattr(w, "epoch_source", "") if w else "", measurements=candidates, searches=[], rows=rows,
-        checkpoint=ckpt, memory=est, notes=notes,
+        checkpoint=ckpt, memory=est, notes=notes, modes=modes,
     )
+
+
+def _mode_estimates(w, size: str, precision: str) -> dict[str, MemoryEstimate]:
+    """Issue 17: full / LoRA x activation checkpointing estimates; {} when a trace fails."""
+    if w is None:
+        return {}
+    try:
+        return mode_estimates(w, size, precision)
+    except InputError:
+        raise
+    except Exception:  # noqa: BLE001  (the plain estimate's error is already in the notes)
+        return {}
 
 
 def _rank_key(row: CostRow, spot: bool):
