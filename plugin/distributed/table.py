@@ -10,7 +10,7 @@ from tabulate import tabulate
 from ..records.record import Record
 from ..report.summary import fmt
 
-__all__ = ["collective_table", "ddp_table", "distributed_tables"]
+__all__ = ["collective_table", "ddp_table", "fsdp_table", "distributed_tables"]
 
 
 def _size(b: int) -> str:
@@ -40,6 +40,22 @@ def ddp_table(records: Sequence[Record], tablefmt: str = "simple") -> str:
     return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True) if rows else ""
 
 
+def fsdp_table(records: Sequence[Record], tablefmt: str = "simple") -> str:
+    fsdp = [r for r in records if r.kind == "fsdp" and r.status == "passed"]
+    replicated = {(r.workload, r.size, r.precision): r.metrics.get("state_bytes_per_rank")
+                  for r in fsdp if r.world_size == 1}  # what every DDP rank holds
+    rows = [[r.workload, r.config.get("finetune"), r.world_size, r.batch_size, fmt(r.metrics.get("samples_per_s"), ".1f"),
+             fmt(r.metrics.get("scaling_efficiency"), ".1%"), fmt(r.metrics.get("comm_exposed_ratio"), ".1%"),
+             fmt(r.metrics.get("state_bytes_per_rank"), ".3g", 1e-6),
+             fmt(replicated.get((r.workload, r.size, r.precision)), ".3g", 1e-6),
+             fmt(r.metrics.get("peak_mem_bytes"), ".3g", 1e-6) + (" RSS" if r.config.get("peak_mem_kind") == "process_rss" else ""),
+             fmt(r.metrics.get("params_max_abs_diff_vs_1rank"), ".1e")]
+            for r in fsdp]
+    headers = ["workload", "finetune", "ranks", "batch/rank", "samples/s", "scaling eff.", "exposed RS",
+               "state/rank MB", "DDP state/rank MB", "peak mem MB", "params vs 1 rank"]
+    return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True) if rows else ""
+
+
 def distributed_tables(records: Sequence[Record], tablefmt: str = "simple") -> str:
     """Both tables with a title line each; "" when the session has no distributed record."""
     parts = []
@@ -51,4 +67,8 @@ def distributed_tables(records: Sequence[Record], tablefmt: str = "simple") -> s
     if ddp:
         parts += ["DDP scaling (efficiency = throughput N / (N x throughput 1); exposed comm = "
                   "1 - step(no_sync) / step(DDP))", ddp]
+    fsdp = fsdp_table(records, tablefmt)
+    if fsdp:
+        parts += ["FSDP2 full shard (state/rank = this rank's shards of weights + grads + optimizer state; DDP "
+                  "replicates the 1-rank figure on every rank; exposed RS = 1 - step(no reduce-scatter) / step)", fsdp]
     return "\n\n".join(parts)

@@ -47,6 +47,8 @@ class Trainer:
         self.scaler = precision.scaler(device)
         self.clock = DeviceClock(device)
         self.steps_done = 0  # optimizer steps taken (checkpointing resumes from it)
+        # data-parallel ranks: local item count -> (count summed over ranks, ranks); None = one process
+        self.reduce_items: Any | None = None
         self.model.train()  # once, as a plain loop does per epoch; callers that eval() switch back
 
     def _no_sync(self, last: bool):
@@ -72,12 +74,16 @@ class Trainer:
         k = self.grad_accum
         losses = []
         weights = None
-        if k > 1 and self.workload.loss_items is not None:
+        if self.workload.loss_items is not None and (k > 1 or self.reduce_items is not None):
             # the loss averages over a varying count (response tokens): fetch the step's k
-            # micro-batches first so each is weighted by its share of the step's items
+            # micro-batches first so each is weighted by its share of the step's items (on
+            # every rank, when data-parallel ranks average their gradients)
             fetched = [self._fetch(marks) for _ in range(k)]
             items = torch.stack([self.workload.loss_items(b).float() for b in fetched])
-            weights = items / items.sum().clamp(min=1.0)
+            total, ranks = items.sum(), 1
+            if self.reduce_items is not None:
+                total, ranks = self.reduce_items(total)
+            weights = items * ranks / total.clamp(min=1.0)
         for micro in range(k):
             batch = fetched[micro] if weights is not None else self._fetch(marks)
             with self._no_sync(micro == k - 1):
