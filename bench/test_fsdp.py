@@ -2,7 +2,7 @@
 torchrun launch: throughput, scaling efficiency, exposed reduce-scatter, per-rank memory and
 the per-rank bytes of the sharded state (DDP holds the 1-rank figure on every rank).
 
-    pytest bench/ -k fsdp --workload=llama-1b                  # CPU: gloo, 1 and 2 ranks
+    pytest bench/ -k fsdp                                      # CPU: llama-1b, gloo, 1 and 2 ranks
     pytest bench/ -k fsdp --workload=llama-1b --size=full      # N GPUs
 
 On CPU the ranks split one global batch (--batch-mode global), so the 2-rank run must reach
@@ -11,6 +11,7 @@ the 1-rank parameters; on GPUs the per-rank batch is fixed (weak scaling), as FS
 
 import math
 
+import pytest
 from torch import nn
 
 from trainbench.workloads import get_workload
@@ -24,7 +25,9 @@ def _batch_independent(workload: str, size: str) -> bool:
                    for m in model.modules())
 
 
-def test_fsdp(trainbench_dist, trainbench_session, tb_workload, tb_precision, tb_finetune):
+def test_fsdp(trainbench_dist, trainbench_session, tb_workload, tb_precision, tb_finetune, pytestconfig):
+    if not pytestconfig.getoption("--workload") and tb_workload != "llama-1b":
+        pytest.skip("FSDP runs llama-1b, the model it is for, unless --workload names others")
     on_cpu = not trainbench_session.on_gpu
     records = trainbench_dist.fsdp(tb_workload, precision=tb_precision, finetune=tb_finetune,
                                    batch_mode="global" if on_cpu else "per-rank", save_params=on_cpu,

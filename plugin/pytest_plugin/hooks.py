@@ -24,8 +24,10 @@ SESSION_KEY = pytest.StashKey[BenchSession]()
 _HOOK_WORKLOADS = pytest.StashKey[list]()
 _PRICES = pytest.StashKey[list]()  # price rows for cost_per_epoch_usd (validated at configure)
 
-# Parametrized axes: a test that requests one of these fixtures gets one case per value.
-AXES: dict[str, Callable[[pytest.Config], list[str]]] = {}
+# Parametrized axes: a test that requests one of these fixtures gets one case per value. An axis
+# function returning None is not swept this session: the fixture of that name gives its default
+# and test ids stay as they were (baselines keyed by test id keep matching).
+AXES: dict[str, Callable[[pytest.Config], list[str] | None]] = {}
 
 
 def _axis(name: str):
@@ -49,13 +51,25 @@ def _precisions(config: pytest.Config) -> list[str]:
 
 
 @_axis("tb_finetune")
-def _finetunes(config: pytest.Config) -> list[str]:
-    return config.getoption("--finetune") or ["full"]
+def _finetunes(config: pytest.Config) -> list[str] | None:
+    return config.getoption("--finetune")  # None: the tb_finetune fixture's "full"
 
 
 @_axis("tb_compile")
-def _compiles(config: pytest.Config) -> list[str]:
-    return config.getoption("--compile") or ["none"]
+def _compiles(config: pytest.Config) -> list[str] | None:
+    return config.getoption("--compile")  # None: the tb_compile fixture's "none"
+
+
+@pytest.fixture
+def tb_finetune() -> str:
+    """Fine-tuning mode of this benchmark ("full" unless --finetune sweeps it)."""
+    return "full"
+
+
+@pytest.fixture
+def tb_compile() -> str:
+    """torch.compile mode of this benchmark ("none" unless --compile sweeps it)."""
+    return "none"
 
 
 @_axis("tb_topology")
@@ -177,8 +191,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for name, values in AXES.items():
-        if name in metafunc.fixturenames:
-            metafunc.parametrize(name, values(metafunc.config), scope="function")
+        if name in metafunc.fixturenames and (swept := values(metafunc.config)) is not None:
+            metafunc.parametrize(name, swept, scope="function")
 
 
 @pytest.fixture(scope="session")
