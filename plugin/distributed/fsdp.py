@@ -24,24 +24,18 @@ of the same global mean the 1-rank run does (`--batch-mode global`: same paramet
 
 from __future__ import annotations
 
-import gc
 import os
 from typing import Any
 
 import torch
 import torch.distributed as dist
-from torch.utils.data.distributed import DistributedSampler
 
-from ..data import LoaderConfig, make_loader
 from ..harness.blocks import repeated_blocks
 from ..harness.finetune import trainable_parameters
 from ..harness.measure import measure
-from ..harness.run import RunConfig, build_trainer
 from ..records.atomic import atomic_write
-from ..workloads import get_workload
-from .ddp import _combine, _per_rank_batch, _workers, default_world_sizes, params_file
-from .topology import detect_topology, effective_nccl_env
-from .worker import FaultPoint, RankContext, init_ranks
+from .ddp import params_file, rank_trainer, release, run_output, sweep
+from .worker import FaultPoint, RankContext
 
 __all__ = ["run_ranks", "shard_model", "sharded_state_bytes", "params_difference"]
 
@@ -83,21 +77,9 @@ def _items_reducer(group: Any):
 
 
 def _train(args: Any, ctx: RankContext, k: int, group: Any, fault: FaultPoint) -> dict[str, Any]:
-    workload = get_workload(args.workload)
-    b = _per_rank_batch(args, k, workload.default_batch_size(args.size))
-    per_step = b * args.grad_accum
-    n = per_step * k * (args.warmup + args.steps)
-    dataset = workload.dataset(args.size, n, args.seed)
-    sampler = DistributedSampler(dataset, num_replicas=k, rank=ctx.rank, shuffle=True, seed=args.seed, drop_last=True)
-    cuda = ctx.device.type == "cuda"
-    workers = _workers(ctx) if args.num_workers is None else args.num_workers
-    loader = make_loader(dataset, LoaderConfig(batch_size=b, num_workers=workers, pin_memory=cuda), sampler)
-    cfg = RunConfig(workload=args.workload, size=args.size, precision=args.precision, batch_size=b,
-                    steps=args.steps, warmup=args.warmup, grad_accum=args.grad_accum, seed=args.seed,
-                    device=str(ctx.device), finetune=args.finetune,
-                    activation_checkpointing=args.activation_checkpointing)
-    trainer = build_trainer(cfg, loader)
-    trainer.batches = fault.wrap(trainer.batches)
+    trainer, b, per_step = rank_trainer(args, ctx, k, fault, finetune=args.finetune,
+                                        activation_checkpointing=args.activation_checkpointing)
+    workload = trainer.workload
     units = shard_model(trainer.model, group, ctx.device)
     # fully_shard replaced the parameters with DTensors: the optimizer must hold those
     trainer.optimizer = workload.optimizer(trainable_parameters(trainer.model), args.size)
@@ -106,7 +88,7 @@ def _train(args: Any, ctx: RankContext, k: int, group: Any, fault: FaultPoint) -
     with trainer.precision.context(ctx.device):
         synced = measure(trainer, warmup=args.warmup, steps=args.steps, samples_per_step=per_step)
         state = sharded_state_bytes(trainer.model, trainer.optimizer)
-        if args.save_params:
+        if args.save_params:  # full_tensor() is collective: every rank of the group gathers
             full = {name: p.full_tensor().detach().cpu() for name, p in trainer.model.named_parameters()}
             if ctx.rank == 0:
                 atomic_write(params_file(args.out, k), lambda f: torch.save(full, f))
@@ -115,24 +97,8 @@ def _train(args: Any, ctx: RankContext, k: int, group: Any, fault: FaultPoint) -
             trainer.model.set_requires_gradient_sync(False)  # no reduce-scatter; all-gathers stay
             local = measure(trainer, warmup=1, steps=args.steps, samples_per_step=per_step)
             trainer.model.set_requires_gradient_sync(True)
-    out = {
-        "per_rank_batch": b,
-        "wall_s": synced.wall_s,
-        "samples": synced.samples,
-        "step_times_s": synced.step_times_s,
-        "input_wait_s": synced.input_wait_s,
-        "losses": synced.losses,
-        "peak_mem_bytes": synced.peak_mem_bytes,
-        "peak_mem_kind": synced.peak_mem_kind,
-        "local_step_times_s": local.step_times_s if local is not None else None,
-        "state_bytes": sum(state.values()),
-        "fsdp_units": units + 1,
-        **state,
-    }
-    del trainer, loader
-    gc.collect()
-    if cuda:
-        torch.cuda.empty_cache()
+    out = {**run_output(b, synced, local), "state_bytes": sum(state.values()), "fsdp_units": units + 1, **state}
+    release(trainer, ctx.device)
     return out
 
 
@@ -153,53 +119,12 @@ def params_difference(one_path: str, k_path: str) -> dict[str, float]:
 
 def run_ranks(args: Any) -> int:
     """This rank's part of the benchmark; `args` as parsed by `trainbench.cli.rank fsdp`."""
-    get_workload(args.workload)
-    ctx = init_ranks(args.backend, args.out, args.timeout)
-    sizes = default_world_sizes(ctx.world_size) if not args.world_sizes else \
-        sorted({int(s) for s in args.world_sizes.split(",")})
-    if sizes[0] < 1 or sizes[-1] > ctx.world_size:
-        raise ValueError(f"--world-sizes {sizes}: each must be in 1..{ctx.world_size} (the launched ranks)")
-    fault = FaultPoint(ctx.rank)
-    combined = []
-    for k in sizes:
-        group = None if k == ctx.world_size else dist.new_group(list(range(k)), backend=ctx.backend)
-        run = _train(args, ctx, k, group, fault) if ctx.rank < k else None
-        runs = [r for r in ctx.gather(run) if r is not None]
-        if ctx.rank == 0:
-            row = _combine(k, runs, args)
-            row["state_bytes_per_rank"] = max(r["state_bytes"] for r in runs)  # the largest shard
-            row["fsdp_units"] = runs[0]["fsdp_units"]
-            combined.append(row)
-        if group is not None:
-            dist.destroy_process_group(group)
-    if ctx.rank == 0 and args.save_params and 1 in sizes:
-        for row in combined:
-            row["params_vs_1rank"] = params_difference(params_file(args.out, 1), params_file(args.out, row["world_size"]))
-    ctx.write_rank({"sizes": sizes})
-    if ctx.rank == 0:
-        result = {
-            "benchmark": "fsdp",
-            "workload": args.workload,
-            "size": args.size,
-            "precision": args.precision,
-            "finetune": args.finetune,
-            "activation_checkpointing": args.activation_checkpointing,
-            "batch_mode": args.batch_mode,
-            "bucket_mb": None,
-            "steps": args.steps,
-            "warmup": args.warmup,
-            "grad_accum": args.grad_accum,
-            "seed": args.seed,
-            "backend": ctx.backend,
-            "launched_ranks": ctx.world_size,
-            "nccl_env": effective_nccl_env(os.environ),
-            "detected": detect_topology(),
-            "runs": combined,
-        }
-        ctx.write_result(result)
-        if args.results:
-            from .fold import write_results_file
 
-            write_results_file(args.results, result, topology=args.topology)
-    ctx.close()
-    return 0
+    def finish(row: dict[str, Any], runs: list[dict[str, Any]]) -> None:
+        row["state_bytes_per_rank"] = max(r["state_bytes"] for r in runs)  # the largest shard
+        row["fsdp_units"] = runs[0]["fsdp_units"]
+        if args.save_params and os.path.exists(params_file(args.out, 1)):  # rank 0 wrote both files
+            row["params_vs_1rank"] = params_difference(params_file(args.out, 1), params_file(args.out, row["world_size"]))
+
+    extra = {"finetune": args.finetune, "activation_checkpointing": args.activation_checkpointing, "bucket_mb": None}
+    return sweep(args, _train, "fsdp", extra, finish)
