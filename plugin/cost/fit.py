@@ -145,6 +145,8 @@ def modes_cell(fits: list[ModeFit]) -> str:
     if not fits or all(f.fits is None for f in fits):
         return "n/a"
     ok = [f.label for f in fits if f.fits]
+    if len(ok) == len(fits) and len(fits) > 1:
+        return "all (" + ", ".join(ok) + ")" if len(fits) < 4 else "all: full, LoRA, each +/- act. ckpt"
     full = next((f for f in fits if f.label == "full"), None)
     if full is not None and not full.fits and full.fsdp_ranks:
         ok.append(f"full on FSDP x{full.fsdp_ranks}")
