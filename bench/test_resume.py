@@ -30,8 +30,10 @@ from trainbench.checkpoint.preempt import EXIT_PREEMPTED
 from trainbench.workloads import get_workload
 
 
-def test_resume(trainbench, tb_workload, tb_precision, tmp_path):
+def test_resume(trainbench, tb_workload, tb_precision, tb_finetune, tmp_path):
     s = trainbench.session
+    if tb_finetune == "lora" and not get_workload(tb_workload).lora_targets:
+        pytest.skip(f"--finetune=lora: {tb_workload} has no LoRA targets")
     on_gpu = s.on_gpu
     steps = max(8, min(s.steps, 24))
     batch = s.batch_size or get_workload(tb_workload).default_batch_size(s.size)
@@ -39,7 +41,7 @@ def test_resume(trainbench, tb_workload, tb_precision, tmp_path):
     common = ["--workload", tb_workload, "--size", s.size, "--precision", tb_precision, "--steps", steps,
               "--batch-size", batch, "--grad-accum", s.grad_accum, "--seed", s.seed, "--device", str(s.device),
               "--dataset-samples", batch * s.grad_accum * max(3, steps // 2 - 1),  # the run crosses epochs
-              "--deterministic"] + ([] if on_gpu else ["--threads", "1"])
+              "--deterministic", "--finetune", tb_finetune] + ([] if on_gpu else ["--threads", "1"])
     ckpt = ["--checkpoint-dir", tmp_path / "ckpt", "--checkpoint-every", every, "--keep", 2,
             "--loss-log", tmp_path / "resumed.jsonl"]
     rng = random.Random(f"{s.seed}-{tb_workload}-{tb_precision}")
@@ -95,7 +97,7 @@ def test_resume(trainbench, tb_workload, tb_precision, tmp_path):
             "resume_max_abs_diff": states["max_abs_diff"],
             "resume_max_rel_diff": states["max_rel_diff"],
         },
-        config={"steps": steps, "checkpoint_every": every, "sigterm_step": k1, "sigkill_step": k2,
+        config={"steps": steps, "checkpoint_every": every, "sigterm_step": k1, "sigkill_step": k2, "finetune": tb_finetune,
                 "resumed_from_step": summary["start_step"], "criterion": criterion,
                 "bitwise_equal": states["bitwise_equal"], "loss_bitwise_equal": logs["loss_bitwise_equal"],
                 "data_equal": logs["data_equal"], "async_save_note": timing["note"]},

@@ -1,4 +1,4 @@
-"""Load local Hugging Face-format checkpoints (BERT, GPT-2) into the reference models.
+"""Load local Hugging Face-format checkpoints (BERT, GPT-2, Llama) into the reference models.
 
 A checkpoint is a directory as `save_pretrained` writes it (config.json + model.safetensors or
 pytorch_model.bin, possibly sharded with an index file), a single weights file, or a state dict
@@ -9,7 +9,9 @@ weights as (in, out) where `nn.Linear` uses (out, in).
 Accepted key layouts: `BertModel`, `BertFor*` (prefix `bert.`; the pre-training heads `cls.*`
 are ignored; a `classifier.*` head loads when its size matches), `GPT2Model`, `GPT2LMHeadModel`
 (prefix `transformer.`; `lm_head.weight` must equal the tied `wte.weight`), and the old
-TensorFlow-converted names `LayerNorm.gamma/beta`. Anything else raises ValueError naming the
+TensorFlow-converted names `LayerNorm.gamma/beta`, and `LlamaModel`/`LlamaForCausalLM`
+(prefix `model.`; our names are theirs; `lm_head.weight`, when saved, must equal the tied
+`embed_tokens.weight`; `rotary_emb.inv_freq` buffers are derived, not loaded). Anything else raises ValueError naming the
 source, the keys, and the fix.
 """
 
@@ -24,7 +26,7 @@ from typing import Mapping, Union
 import torch
 from torch import nn
 
-from . import bert, gpt
+from . import bert, gpt, llama
 
 __all__ = ["config_from_hf", "hf_to_reference", "load_hf_weights"]
 
@@ -58,12 +60,19 @@ _GPT_CONV1D = re.compile(r"\.(c_attn|c_proj|c_fc)\.weight$")
 # causal-mask buffers of older GPT-2 checkpoints
 _GPT_IGNORED = re.compile(r"\.attn\.(bias|masked_bias)$")
 
+# rotary tables some Llama checkpoints carry: derived from the config, never loaded
+_LLAMA_IGNORED = re.compile(r"rotary_emb\.inv_freq$")
+
 # (n_layer, n_embd) of released checkpoints, only to name what a mismatching checkpoint is
 _KNOWN = {
     "bert": {(12, 768): "BERT-base", (24, 1024): "BERT-large", (4, 256): "BERT-mini"},
     "gpt": {(12, 768): "GPT-2 small", (24, 1024): "GPT-2 medium", (36, 1280): "GPT-2 large",
             (48, 1600): "GPT-2 XL"},
+    "llama": {(16, 2048): "Llama-3.2-1B", (28, 3072): "Llama-3.2-3B", (32, 4096): "Llama-3.1-8B"},
 }
+# the tied embedding of each family: its name in our model and what labels an error
+_EMBEDDING = {"bert": "word_emb.weight", "gpt": "wte.weight", "llama": "embed_tokens.weight"}
+_LABEL = {"bert": "BERT", "gpt": "GPT", "llama": "Llama"}
 
 
 def _family(model: nn.Module) -> str:
@@ -71,9 +80,11 @@ def _family(model: nn.Module) -> str:
         return "bert"
     if isinstance(model, gpt.GPT):
         return "gpt"
+    if isinstance(model, llama.Llama):
+        return "llama"
     raise ValueError(
         f"load_hf_weights: no Hugging Face mapping for {type(model).__name__}; "
-        "supported models: BertForSequenceClassification, BertModel, GPT"
+        "supported models: BertForSequenceClassification, BertModel, GPT, Llama"
     )
 
 
@@ -83,7 +94,19 @@ def _checkpoint_family(sd: StateDict) -> str | None:
         return "bert"
     if any(k.endswith("wte.weight") for k in keys):
         return "gpt"
+    if any(k.endswith("embed_tokens.weight") for k in keys):
+        return "llama"
     return None
+
+
+def _tied_head(sd: StateDict, t: torch.Tensor, embedding: str, what: str) -> None:
+    """A saved lm_head.weight is accepted only when it equals the tied input embedding."""
+    emb = next((v for k, v in sd.items() if k.endswith(embedding)), None)
+    if emb is not None and not (emb.shape == t.shape and torch.equal(emb, t)):
+        raise ValueError(
+            f"lm_head.weight differs from {embedding}: this checkpoint has untied "
+            f"output embeddings, which the reference {what} (tied) cannot hold"
+        )
 
 
 def hf_to_reference(sd: StateDict, family: str) -> tuple[dict[str, torch.Tensor], list[str]]:
@@ -110,17 +133,20 @@ def hf_to_reference(sd: StateDict, family: str) -> tuple[dict[str, torch.Tensor]
                 out[f"layers.{m.group(1)}.{_BERT_LAYER[m.group(2)]}.{leaf}"] = t
             else:
                 unmapped.append(key)
+        elif family == "llama":
+            k = key.removeprefix("model.")
+            if _LLAMA_IGNORED.search(k):
+                continue
+            if k == "lm_head.weight":
+                _tied_head(sd, t, "embed_tokens.weight", "Llama (as Llama-3.2-1B)")
+                continue
+            out[k] = t
         else:
             k = key.removeprefix("transformer.")
             if _GPT_IGNORED.search(k):
                 continue
             if k == "lm_head.weight":
-                wte = sd.get("transformer.wte.weight", sd.get("wte.weight"))
-                if wte is not None and not (wte.shape == t.shape and torch.equal(wte, t)):
-                    raise ValueError(
-                        "lm_head.weight differs from wte.weight: this checkpoint has untied "
-                        "output embeddings, which the reference GPT (tied, as GPT-2) cannot hold"
-                    )
+                _tied_head(sd, t, "wte.weight", "GPT (as GPT-2)")
                 continue
             out[k] = t.t() if _GPT_CONV1D.search(k) and t.dim() == 2 else t
     return out, unmapped
@@ -128,6 +154,8 @@ def hf_to_reference(sd: StateDict, family: str) -> tuple[dict[str, torch.Tensor]
 
 def _hf_name(ours: str, family: str) -> str:
     """The Hugging Face name of one of our keys, for error messages ('name (ours: x)')."""
+    if family == "llama":
+        return f"model.{ours}"
     if family == "gpt" or ours.startswith("classifier."):
         return ours
     stem, _, leaf = ours.rpartition(".")
@@ -141,10 +169,10 @@ def _hf_name(ours: str, family: str) -> str:
 
 def _describe(sd: Mapping[str, torch.Tensor], family: str) -> str:
     """'n_layer=24, n_embd=1024, vocab=30522 (BERT-large)' from our names, or ''."""
-    emb = sd.get("word_emb.weight" if family == "bert" else "wte.weight")
+    emb = sd.get(_EMBEDDING[family])
     if emb is None or emb.dim() != 2:
         return ""
-    layer_key = "layers" if family == "bert" else "h"
+    layer_key = "h" if family == "gpt" else "layers"
     ids = {int(k.split(".")[1]) for k in sd if k.startswith(layer_key + ".")}
     n_layer, (vocab, n_embd) = len(ids), tuple(emb.shape)
     name = _KNOWN[family].get((n_layer, n_embd))
@@ -166,7 +194,7 @@ def _check(target: dict[str, torch.Tensor], expected: Mapping[str, torch.Tensor]
              for k in expected if k in target and target[k].shape != expected[k].shape]
     if not (missing or unexpected or wrong):
         return
-    lines = [f"checkpoint {where} does not fit the {'BERT' if family == 'bert' else 'GPT'} model:"]
+    lines = [f"checkpoint {where} does not fit the {_LABEL[family]} model:"]
     if wrong:
         lines.append(f"  shape mismatch, checkpoint vs model ({len(wrong)}):")
         lines += [f"    {_hf_name(k, family)}: {a} vs {b}" for k, a, b in wrong[:4]]
@@ -184,7 +212,7 @@ def _check(target: dict[str, torch.Tensor], expected: Mapping[str, torch.Tensor]
 
 
 def load_hf_weights(model: nn.Module, source: Source) -> list[str]:
-    """Copy a Hugging Face BERT or GPT-2 checkpoint into `model` (in place, on its device and
+    """Copy a Hugging Face BERT, GPT-2 or Llama checkpoint into `model` (in place, on its device and
     dtype). `source`: a save_pretrained directory, a .safetensors/.bin file, or a state dict.
 
     Returns the model's parameter names left at their initialization: the classification head
@@ -197,16 +225,16 @@ def load_hf_weights(model: nn.Module, source: Source) -> list[str]:
     found = _checkpoint_family(sd)
     if found is not None and found != family:
         raise ValueError(
-            f"checkpoint {where} is a {found.upper()} checkpoint but the model is "
-            f"{family.upper()}: use the matching workload"
+            f"checkpoint {where} is a {_LABEL[found]} checkpoint but the model is "
+            f"{_LABEL[family]}: use the matching workload"
         )
     mapped, unmapped = hf_to_reference(sd, family)
     if unmapped:
         raise ValueError(
-            f"checkpoint {where}: keys with no place in the reference {family.upper()} model: "
+            f"checkpoint {where}: keys with no place in the reference {_LABEL[family]} model: "
             f"{', '.join(unmapped[:5])}{' ...' if len(unmapped) > 5 else ''}; expected a "
-            + ("BertModel/BertForSequenceClassification" if family == "bert"
-               else "GPT2Model/GPT2LMHeadModel") + " checkpoint"
+            + {"bert": "BertModel/BertForSequenceClassification", "gpt": "GPT2Model/GPT2LMHeadModel",
+               "llama": "LlamaModel/LlamaForCausalLM"}[family] + " checkpoint"
         )
     encoder = model.bert if isinstance(model, bert.BertForSequenceClassification) else model
     expected = dict(encoder.state_dict())
@@ -226,7 +254,7 @@ def load_hf_weights(model: nn.Module, source: Source) -> list[str]:
                 )
             mapped.update(head)
     else:
-        expected.pop("lm_head.weight", None)  # tied to wte: loads with it
+        expected.pop("lm_head.weight", None)  # tied to the input embedding: loads with it
     _check(mapped, expected, family, where, optional)
     with torch.no_grad():
         for name, tensor in mapped.items():
@@ -286,7 +314,7 @@ def _read_file(f: Path) -> dict[str, torch.Tensor]:
 # ---- configs ------------------------------------------------------------------------------------
 
 
-def config_from_hf(path: str | Path, **overrides) -> bert.BertConfig | gpt.GPTConfig:
+def config_from_hf(path: str | Path, **overrides) -> bert.BertConfig | gpt.GPTConfig | llama.LlamaConfig:
     """Our config from a checkpoint's config.json (model_type "bert" or "gpt2"), so a model of
     the checkpoint's shape can be built before loading it. `overrides` replace fields (e.g.
     seq_len=128, num_labels=3); a BERT checkpoint's num_labels is used only when it was saved
@@ -299,10 +327,10 @@ def config_from_hf(path: str | Path, **overrides) -> bert.BertConfig | gpt.GPTCo
         c = json.loads(file.read_text())
     except json.JSONDecodeError as e:
         raise ValueError(f"{file} is not valid JSON: {e}") from None
-    builders = {"bert": _bert_config, "gpt2": _gpt_config}
+    builders = {"bert": _bert_config, "gpt2": _gpt_config, "llama": _llama_config}
     kind = c.get("model_type")
     if kind not in builders:
-        raise ValueError(f"{file}: model_type {kind!r} is not supported; expected 'bert' or 'gpt2'")
+        raise ValueError(f"{file}: model_type {kind!r} is not supported; expected 'bert', 'gpt2' or 'llama'")
     try:
         cfg = builders[kind](file, c)
     except KeyError as e:
@@ -339,6 +367,30 @@ def _gpt_config(file: Path, c: dict) -> gpt.GPTConfig:
         block_size=c["n_positions"], vocab_size=c["vocab_size"], n_layer=c["n_layer"],
         n_head=c["n_head"], n_embd=c["n_embd"], dropout=c.get("resid_pdrop", 0.0),
         layer_norm_eps=c.get("layer_norm_epsilon", 1e-5),
+    )
+
+
+def _llama_config(file: Path, c: dict) -> llama.LlamaConfig:
+    _require(file, c, "hidden_act", ("silu",))
+    _require(file, c, "tie_word_embeddings", (True,))
+    _require(file, c, "attention_bias", (False,))
+    # transformers 5 nests RoPE settings in rope_parameters, 4.x in rope_theta + rope_scaling
+    rope = dict(c.get("rope_scaling") or {}, **(c.get("rope_parameters") or {}))
+    kind = rope.get("rope_type", rope.get("type", "default"))
+    if kind not in ("llama3", "default"):
+        raise ValueError(f"{file}: rope_type {kind!r} is not supported (the reference Llama implements "
+                         "'llama3' and 'default')")
+    scaled = kind == "llama3"
+    n_head = c["num_attention_heads"]
+    return llama.LlamaConfig(
+        seq_len=min(llama.LlamaConfig.seq_len, c["max_position_embeddings"]), vocab_size=c["vocab_size"],
+        n_layer=c["num_hidden_layers"], n_embd=c["hidden_size"], n_head=n_head,
+        n_kv_head=c.get("num_key_value_heads") or n_head, ffn_dim=c["intermediate_size"],
+        norm_eps=c.get("rms_norm_eps", 1e-5), rope_theta=rope.get("rope_theta", c.get("rope_theta", 10_000.0)),
+        rope_factor=rope["factor"] if scaled else 1.0,
+        rope_low_freq_factor=rope.get("low_freq_factor", 1.0) if scaled else 1.0,
+        rope_high_freq_factor=rope.get("high_freq_factor", 4.0) if scaled else 4.0,
+        rope_original_max_pos=rope.get("original_max_position_embeddings", 8192) if scaled else 8192,
     )
 
 

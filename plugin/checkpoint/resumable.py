@@ -70,11 +70,12 @@ class TrainJobConfig:
     preempt_watch: str | None = None  # "aws" | "gcp": poll the metadata server for a notice
     metadata_url: str | None = None  # override the metadata server (tests: a local fake)
     preempt_poll_s: float = 5.0
+    finetune: str = "full"  # full | lora: a LoRA checkpoint holds the frozen base and the adapters
 
     def identity(self, world_size: int) -> dict[str, Any]:
         """Settings a resume must share with the run that saved (the config fingerprint)."""
         keys = ("workload", "size", "precision", "batch_size", "grad_accum", "seed", "num_workers",
-                "dataset_samples", "steps", "lr_warmup")
+                "dataset_samples", "steps", "lr_warmup", "finetune")
         return {**{k: getattr(self, k) for k in keys}, "world_size": world_size}
 
 
@@ -204,9 +205,8 @@ def _run(cfg: TrainJobConfig, dist: _Dist, device: torch.device, say: Callable[[
                                                pin_memory=device.type == "cuda", seed=cfg.seed), sampler)
     run_cfg = RunConfig(workload=cfg.workload, size=cfg.size, precision=cfg.precision, batch_size=batch,
                         steps=cfg.steps, warmup=0, grad_accum=cfg.grad_accum, seed=cfg.seed,
-                        device=str(device), num_workers=cfg.num_workers, dataset_samples=n)
+                        device=str(device), num_workers=cfg.num_workers, dataset_samples=n, finetune=cfg.finetune)
     warmup = cfg.lr_warmup if cfg.lr_warmup is not None else max(1, cfg.steps // 10)
-    wrap = None
     if dist.active:
         from torch.nn.parallel import DistributedDataParallel
 

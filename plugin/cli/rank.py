@@ -4,7 +4,10 @@
     torchrun --standalone --nproc-per-node 8 -m trainbench.cli.rank ddp --workload resnet50 \\
         --size full --world-sizes 1,2,4,8 --out /tmp/ddp
 
-The work is in `trainbench.distributed.collectives` and `.ddp`; this module only parses.
+    torchrun --standalone --nproc-per-node 8 -m trainbench.cli.rank fsdp --workload llama-1b \\
+        --size full --world-sizes 1,2,4,8 --out /tmp/fsdp
+
+The work is in `trainbench.distributed.collectives`, `.ddp` and `.fsdp`; this module only parses.
 """
 
 from __future__ import annotations
@@ -62,11 +65,18 @@ def _ddp_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results", default=None, help="rank 0 writes a trainbench results file here")
 
 
+def _fsdp_arguments(p: argparse.ArgumentParser) -> None:
+    _ddp_arguments(p)  # the same run, sharded instead of replicated (bucket size unused)
+    p.add_argument("--finetune", choices=("full", "lora"), default="full", help="fine-tuning mode (lora: llama-1b)")
+    p.add_argument("--activation-checkpointing", action="store_true", help="recompute each block in backward")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m trainbench.cli.rank", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="benchmark", required=True)
     _collectives_arguments(sub.add_parser("collectives", help="collective bandwidth (nccl-tests definitions)"))
     _ddp_arguments(sub.add_parser("ddp", help="DDP training scaling over world sizes"))
+    _fsdp_arguments(sub.add_parser("fsdp", help="FSDP2 (fully_shard) training scaling over world sizes"))
     return p
 
 
@@ -75,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.benchmark == "collectives":
         from ..distributed.collectives import run_ranks
+    elif args.benchmark == "fsdp":
+        from ..distributed.fsdp import run_ranks
     else:
         from ..distributed.ddp import run_ranks
     return run_ranks(args)

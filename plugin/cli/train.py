@@ -27,6 +27,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--precision", default="fp32", choices=tuple(PRECISIONS))
     p.add_argument("--batch-size", type=positive_int("--batch-size"), default=None)
     p.add_argument("--grad-accum", type=positive_int("--grad-accum"), default=1)
+    p.add_argument("--finetune", choices=("full", "lora"), default="full",
+                   help="fine-tuning mode: full, or lora (adapters on workloads with LoRA targets, e.g. llama-1b)")
     p.add_argument("--seed", type=nonneg_int("--seed"), default=0)
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
     p.add_argument("--num-workers", type=nonneg_int("--num-workers"), default=0, help="data loader workers")
@@ -76,6 +78,7 @@ def _run(args: argparse.Namespace) -> int:
         resume=args.resume, save_final=args.save_final, loss_log=args.loss_log, summary_json=args.summary_json,
         deterministic=args.deterministic, threads=args.threads, preempt_signal=int(args.preempt_signal),
         preempt_watch=args.preempt_watch, metadata_url=args.metadata_url, preempt_poll_s=args.preempt_poll_s,
+        finetune=args.finetune,
     )
     with cli_progress(args.progress, args.workload):
         return run_job(cfg).exit_code  # 0, or EXIT_PREEMPTED after a preemption checkpoint

@@ -3,9 +3,10 @@
     total(batch) = weights + grads + optimizer state          (exact, from shapes and optimizer)
                  + activations_fixed + batch x activations_per_sample   (saved for backward)
 
-- Weights and grads: every trainable parameter, in its own dtype (AMP keeps fp32 master
-  weights and fp32 grads; autocast's half copies of the weights are saved for backward and so
-  show up in `activation_fixed_bytes`).
+- Weights: every parameter, trainable or frozen, in its own dtype. Grads and optimizer state:
+  trainable parameters only, so LoRA's frozen base costs its weights and nothing else (AMP
+  keeps fp32 master weights and fp32 grads; autocast's half copies of the weights are saved
+  for backward and so show up in `activation_fixed_bytes`).
 - Optimizer state, per parameter: SGD with momentum one buffer (none without momentum);
   Adam/AdamW `exp_avg` + `exp_avg_sq` (+ `max_exp_avg_sq` with amsgrad) and a 4-byte fp32
   `step` tensor. Other optimizers: unknown (None), never a guess.
@@ -56,7 +57,7 @@ class MemoryEstimate:
     size: str
     precision: str
     params: int  # trainable parameter count
-    param_bytes: int
+    param_bytes: int  # all weights, frozen ones included
     grad_bytes: int
     optimizer_bytes: int | None  # None: optimizer state layout unknown
     optimizer: str  # e.g. "AdamW (2 buffers/param + step)"
@@ -65,6 +66,8 @@ class MemoryEstimate:
     notes: tuple[str, ...] = field(default_factory=tuple)
     # parameters that do not train (a frozen base under LoRA): held and read, but no grads or state
     frozen_param_bytes: int = 0
+    finetune: str = "full"  # full | lora
+    activation_checkpointing: bool = False
 
     @property
     def state_bytes(self) -> int | None:
@@ -119,11 +122,13 @@ def optimizer_state_bytes(optimizer: torch.optim.Optimizer) -> tuple[int | None,
 
 
 def state_bytes(model: nn.Module, optimizer: torch.optim.Optimizer) -> tuple[int, int, int | None, str]:
-    """(param_bytes, grad_bytes, optimizer_bytes, optimizer description); shared params once."""
-    params = {id(p): p for p in model.parameters() if p.requires_grad}.values()
+    """(param_bytes, grad_bytes, optimizer_bytes, optimizer description); shared params once.
+    Weights count every parameter; gradients only the trainable ones (frozen: no .grad)."""
+    params = list({id(p): p for p in model.parameters()}.values())
     param_bytes = sum(_numel_bytes(p) for p in params)
+    grad_bytes = sum(_numel_bytes(p) for p in params if p.requires_grad)
     opt_bytes, desc = optimizer_state_bytes(optimizer)
-    return param_bytes, param_bytes, opt_bytes, desc
+    return param_bytes, grad_bytes, opt_bytes, desc
 
 
 def _storage_key(t: torch.Tensor) -> int:
@@ -164,9 +169,14 @@ def _batch(workload, size: str, n: int) -> Any:
     return default_collate([data[i] for i in range(n)])
 
 
-def estimate_memory(workload, size: str, precision: str = "fp32", trace_device: str | None = None) -> MemoryEstimate:
-    """Analytic/traced training-memory estimate of `workload` at `size` and `precision`."""
+def estimate_memory(workload, size: str, precision: str = "fp32", trace_device: str | None = None,
+                    finetune: str = "full", activation_checkpointing: bool = False) -> MemoryEstimate:
+    """Analytic/traced training-memory estimate of `workload` at `size` and `precision`, in a
+    fine-tuning mode (full / lora) and with or without activation checkpointing."""
     from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from ..harness.blocks import activation_checkpointing as checkpoint_blocks
+    from ..harness.finetune import apply_finetune, trainable_parameters
 
     device = trace_device or ("cuda" if torch.cuda.is_available() else "cpu")
     b1, b2 = 2, 4  # two batch sizes (>1: BatchNorm refuses one value per channel)
@@ -174,8 +184,11 @@ def estimate_memory(workload, size: str, precision: str = "fp32", trace_device: 
     mode = FakeTensorMode(allow_non_fake_inputs=True)  # module-level constants (e.g. ImageNet mean) stay real
     with mode, torch.device(device):
         model = workload.model(size)
+        if activation_checkpointing:
+            checkpoint_blocks(model)
+        model = _fake_safe(apply_finetune, model, finetune, workload)
         model.train()
-        optimizer = workload.optimizer(model.parameters(), size)
+        optimizer = workload.optimizer(trainable_parameters(model), size)
         params, grads, opt, desc = state_bytes(model, optimizer)
         count = sum(p.numel() for p in {id(p): p for p in model.parameters() if p.requires_grad}.values())
         frozen = sum(_numel_bytes(p) for p in {id(p): p for p in model.parameters() if not p.requires_grad}.values())
@@ -196,7 +209,21 @@ def estimate_memory(workload, size: str, precision: str = "fp32", trace_device: 
         param_bytes=params, grad_bytes=grads, optimizer_bytes=opt, optimizer=desc,
         activation_fixed_bytes=fixed, activation_per_sample_bytes=per_sample, notes=tuple(notes),
         frozen_param_bytes=frozen,
+        finetune=finetune, activation_checkpointing=activation_checkpointing,
     )
+
+
+def _fake_safe(fn, *args):
+    """peft moves each new adapter to its base layer's device with `Module.to()`, and fake
+    parameters are always moved by an in-place swap, which torch refuses for them. Inside the
+    trace every tensor is created on the trace device already, so `Module.to` is a no-op
+    while `fn` runs (restored after)."""
+    move = nn.Module.to
+    nn.Module.to = lambda self, *a, **k: self
+    try:
+        return fn(*args)
+    finally:
+        nn.Module.to = move
 
 
 def _to_fake(batch: Any, mode, device: str) -> Any:

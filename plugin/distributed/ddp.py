@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import gc
 import os
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -42,7 +42,7 @@ from ..harness.measure import Measurement, measure
 from ..harness.run import RunConfig, build_trainer
 from ..workloads import get_workload
 
-__all__ = ["run_ranks", "default_world_sizes", "params_file"]
+__all__ = ["run_ranks", "default_world_sizes", "params_file", "rank_trainer", "run_output", "release", "sweep"]
 
 
 def default_world_sizes(world: int) -> list[int]:
@@ -77,7 +77,10 @@ def _per_rank_batch(args: Any, k: int, default: int) -> int:
     return global_batch // k
 
 
-def _train(args: Any, ctx: RankContext, k: int, group: Any, fault: FaultPoint) -> dict[str, Any]:
+def rank_trainer(args: Any, ctx: RankContext, k: int, fault: FaultPoint, wrap: Callable | None = None,
+                 **run_fields: Any):
+    """This rank's trainer for world size k: its DistributedSampler share of one seeded data set
+    and the lead's `build_trainer`. Returns (trainer, per-rank micro-batch, samples per step)."""
     workload = get_workload(args.workload)
     b = _per_rank_batch(args, k, workload.default_batch_size(args.size))
     per_step = b * args.grad_accum  # samples per optimizer step on this rank
@@ -85,25 +88,20 @@ def _train(args: Any, ctx: RankContext, k: int, group: Any, fault: FaultPoint) -
     n = per_step * k * (args.warmup + args.steps)
     dataset = workload.dataset(args.size, n, args.seed)
     sampler = DistributedSampler(dataset, num_replicas=k, rank=ctx.rank, shuffle=True, seed=args.seed, drop_last=True)
-    cuda = ctx.device.type == "cuda"
     workers = _workers(ctx) if args.num_workers is None else args.num_workers
-    loader = make_loader(dataset, LoaderConfig(batch_size=b, num_workers=workers, pin_memory=cuda), sampler)
+    loader = make_loader(dataset, LoaderConfig(batch_size=b, num_workers=workers, pin_memory=ctx.device.type == "cuda"),
+                         sampler)
     cfg = RunConfig(workload=args.workload, size=args.size, precision=args.precision, batch_size=b,
                     steps=args.steps, warmup=args.warmup, grad_accum=args.grad_accum, seed=args.seed,
-                    device=str(ctx.device))
-    trainer = build_trainer(cfg, loader, wrap=lambda model: DistributedDataParallel(
-        model, device_ids=[ctx.device.index] if cuda else None, process_group=group, bucket_cap_mb=args.bucket_mb))
+                    device=str(ctx.device), **run_fields)
+    trainer = build_trainer(cfg, loader, wrap=wrap)
     trainer.batches = fault.wrap(trainer.batches)
-    with trainer.precision.context(ctx.device):
-        synced = measure(trainer, warmup=args.warmup, steps=args.steps, samples_per_step=per_step)
-        if args.save_params and ctx.rank == 0:
-            state = {k_: v.detach().cpu() for k_, v in trainer.model.module.state_dict().items()}
-            atomic_write(params_file(args.out, k), lambda f: torch.save(state, f))
-        local = None
-        if args.comm_window:
-            with trainer.model.no_sync():  # every micro-batch: no gradient all-reduce at all
-                local = measure(trainer, warmup=1, steps=args.steps, samples_per_step=per_step)
-    out = {
+    return trainer, b, per_step
+
+
+def run_output(b: int, synced: Measurement, local: Measurement | None) -> dict[str, Any]:
+    """What a rank reports for one world size (the synchronized and the no-sync window)."""
+    return {
         "per_rank_batch": b,
         "wall_s": synced.wall_s,
         "samples": synced.samples,
@@ -114,10 +112,33 @@ def _train(args: Any, ctx: RankContext, k: int, group: Any, fault: FaultPoint) -
         "peak_mem_kind": synced.peak_mem_kind,
         "local_step_times_s": local.step_times_s if local is not None else None,
     }
-    del trainer, loader
+
+
+def release(trainer: Any, device: torch.device) -> None:
+    del trainer
     gc.collect()
-    if cuda:
+    if device.type == "cuda":
         torch.cuda.empty_cache()
+
+
+def _train(args: Any, ctx: RankContext, k: int, group: Any, fault: FaultPoint) -> dict[str, Any]:
+    cuda = ctx.device.type == "cuda"
+    trainer, b, per_step = rank_trainer(args, ctx, k, fault, wrap=lambda model: DistributedDataParallel(
+        model, device_ids=[ctx.device.index] if cuda else None, process_group=group, bucket_cap_mb=args.bucket_mb))
+    with trainer.precision.context(ctx.device):
+        synced = measure(trainer, warmup=args.warmup, steps=args.steps, samples_per_step=per_step)
+        if args.save_params and ctx.rank == 0:
+            state = {k_: v.detach().cpu() for k_, v in trainer.model.module.state_dict().items()}
+            atomic_write(params_file(args.out, k), lambda f: torch.save(state, f))
+        local = None
+        if args.comm_window:
+            # no communication at all: no gradient all-reduce (no_sync), and no buffer broadcast,
+            # which DDP does before every forward even under no_sync (BatchNorm running stats)
+            trainer.model.broadcast_buffers = False
+            with trainer.model.no_sync():
+                local = measure(trainer, warmup=1, steps=args.steps, samples_per_step=per_step)
+    out = run_output(b, synced, local)
+    release(trainer, ctx.device)
     return out
 
 
@@ -143,8 +164,11 @@ def _combine(k: int, runs: list[dict[str, Any]], args: Any) -> dict[str, Any]:
     return out
 
 
-def run_ranks(args: Any) -> int:
-    """This rank's part of the benchmark; `args` as parsed by `trainbench.cli.rank`."""
+def sweep(args: Any, train: Callable, benchmark: str, extra: dict[str, Any],
+          finish: Callable[[list[dict[str, Any]], list[dict[str, Any]]], None] | None = None) -> int:
+    """Every world size in --world-sizes, one after the other, in this launch: ranks 0..k-1
+    run `train(args, ctx, k, group, fault)`, rank 0 combines them, writes result.json (with
+    `extra` fields) and the results file. `finish(rows, runs)` adds to each combined row."""
     get_workload(args.workload)  # unknown name -> error listing the known ones, before any rank joins
     ctx = init_ranks(args.backend, args.out, args.timeout)
     sizes = default_world_sizes(ctx.world_size) if not args.world_sizes else \
@@ -156,23 +180,25 @@ def run_ranks(args: Any) -> int:
     for k in sizes:
         # every rank takes part in creating every group (new_group is collective)
         group = None if k == ctx.world_size else dist.new_group(list(range(k)), backend=ctx.backend)
-        run = _train(args, ctx, k, group, fault) if ctx.rank < k else None
+        run = train(args, ctx, k, group, fault) if ctx.rank < k else None
         if run is not None:
             mine[k] = {key: run[key] for key in ("wall_s", "samples", "per_rank_batch")}
         runs = [r for r in ctx.gather(run) if r is not None]
         if ctx.rank == 0:
             combined.append(_combine(k, runs, args))
+            if finish is not None:
+                finish(combined[-1], runs)
         if group is not None:
             dist.destroy_process_group(group)
     ctx.write_rank({"runs": mine})
     if ctx.rank == 0:
         result = {
-            "benchmark": "ddp",
+            "benchmark": benchmark,
             "workload": args.workload,
             "size": args.size,
             "precision": args.precision,
             "batch_mode": args.batch_mode,
-            "bucket_mb": args.bucket_mb,
+            **extra,
             "steps": args.steps,
             "warmup": args.warmup,
             "grad_accum": args.grad_accum,
@@ -191,3 +217,7 @@ def run_ranks(args: Any) -> int:
     ctx.close()
     return 0
 
+
+def run_ranks(args: Any) -> int:
+    """This rank's part of the benchmark; `args` as parsed by `trainbench.cli.rank`."""
+    return sweep(args, _train, "ddp", {"bucket_mb": args.bucket_mb})

@@ -13,7 +13,7 @@ from .scaling import comm_exposed_ratio, scaling_efficiency
 from ..metrics import step_time_stats
 from ..records.record import Record
 
-__all__ = ["dist_config", "collective_records", "ddp_records", "write_results_file"]
+__all__ = ["dist_config", "collective_records", "ddp_records", "fsdp_records", "write_results_file"]
 
 
 def dist_config(result: dict[str, Any]) -> dict[str, Any]:
@@ -80,7 +80,7 @@ def ddp_records(result: dict[str, Any], topology: str) -> list[dict[str, Any]]:
             exposed, raw = comm_exposed_ratio(stats["step_time_median_s"], local_median)
         wait, total = sum(run["input_wait_s"]), sum(run["step_times_s"])
         out.append(dict(
-            kind="ddp",
+            kind=result.get("benchmark", "ddp"),
             workload=result["workload"],
             size=result["size"],
             precision=result["precision"],
@@ -120,14 +120,32 @@ def ddp_records(result: dict[str, Any], topology: str) -> list[dict[str, Any]]:
     return out
 
 
+def fsdp_records(result: dict[str, Any], topology: str) -> list[dict[str, Any]]:
+    """DDP's record layout (kind "fsdp") plus the per-rank bytes of the sharded state and the
+    fine-tuning mode; the exposed-communication ratio counts the gradient reduce-scatter only."""
+    out = ddp_records(result, topology)
+    by_k = {run["world_size"]: run for run in result["runs"]}
+    for rec in out:
+        run = by_k[rec["world_size"]]
+        rec["metrics"]["state_bytes_per_rank"] = run.get("state_bytes_per_rank")
+        diff = run.get("params_vs_1rank") or {}
+        rec["metrics"]["params_max_abs_diff_vs_1rank"] = diff.get("max_abs")
+        rec["metrics"]["params_rel_l2_vs_1rank"] = diff.get("rel_l2")
+        rec["config"]["params_within_1e-5_vs_1rank"] = diff.get("within_1e-5")
+        rec["config"].update(finetune=result.get("finetune", "full"), fsdp_units=run.get("fsdp_units"),
+                             activation_checkpointing=result.get("activation_checkpointing", False),
+                             comm_window="no reduce-scatter (set_requires_gradient_sync(False)); all-gathers kept")
+    return out
+
+
 def write_results_file(path: str | Path, result: dict[str, Any], topology: str) -> Path:
     """A trainbench results file from one result (multi-node: rank 0 writes it)."""
     from ..records.environment import capture_environment
     from ..records.results import write_results
     from ..catalog.profile import resolve_profile
 
-    fold = collective_records if result["benchmark"] == "collectives" else ddp_records
-    test = f"torchrun -m trainbench.cli.rank {'collectives' if result['benchmark'] == 'collectives' else 'ddp'}"
+    fold = {"collectives": collective_records, "fsdp": fsdp_records}.get(result["benchmark"], ddp_records)
+    test = f"torchrun -m trainbench.cli.rank {result['benchmark']}"
     profile = resolve_profile("auto")[0]  # the detected device: no --gpu outside pytest
     env = capture_environment(profile)
     records = [Record(test=test, gpu=profile, **fields) for fields in fold(result, topology)]

@@ -12,7 +12,10 @@ from torch import nn
 from ..catalog import GpuSpec
 from ..data import LoaderConfig, StorageSpec, parse_storage, storage_loader
 from ..errors import InputError
+from .blocks import activation_checkpointing
+from .compile import apply_compile, compile_warmup
 from .epochs import Epochs
+from .finetune import apply_finetune, parameter_counts, trainable_parameters
 from .measure import Measurement, measure
 from .precision import get_precision
 from .trainer import Trainer
@@ -49,6 +52,9 @@ class RunConfig:
     persistent_workers: bool = False
     weights: str | None = None  # local Hugging Face-format checkpoint to start from
     dataset_samples: int | None = None  # None = enough for warm-up + measured steps
+    finetune: str = "full"  # full | lora (workloads with lora_targets): harness/finetune.py
+    compile: str = "none"  # none | default | max-autotune | regional: harness/compile.py
+    activation_checkpointing: bool = False  # recompute each repeated block in backward
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -58,6 +64,7 @@ class RunOutput:
     measurement: Measurement
     metrics: dict[str, Any]
     device: torch.device
+    modes: dict[str, Any] = field(default_factory=dict)  # fine-tuning / compile / checkpointing facts
 
 
 def auto_workers(device: torch.device) -> int:
@@ -99,15 +106,32 @@ def build_trainer(cfg: RunConfig, loader: Any | None = None, *,
             raise InputError(f"--weights: workload {workload.name!r} cannot load pretrained weights")
         workload.load_weights(model, cfg.weights)
     model.to(device)
-    optimizer = workload.optimizer(model.parameters(), cfg.size)
+    model, modes = _apply_modes(cfg, workload, model)
+    optimizer = workload.optimizer(trainable_parameters(model), cfg.size)
     if loader is None:
         n = cfg.dataset_samples or batch * cfg.grad_accum * (cfg.steps + cfg.warmup)
         loader = storage_loader(cfg.storage, cfg.workload, cfg.size, n, cfg.seed, loader_config(cfg, batch, device),
                                 cold_cache=cfg.extra.get("cold_cache", True))  # +cache: empty cache first
     if wrap is not None:
         model = wrap(model)
-    return Trainer(workload, model, optimizer, Epochs(loader), device, precision, cfg.grad_accum,
-                   scheduler=scheduler(optimizer) if scheduler else None)
+    trainer = Trainer(workload, model, optimizer, Epochs(loader), device, precision, cfg.grad_accum,
+                      scheduler=scheduler(optimizer) if scheduler else None)
+    trainer.modes = modes  # what the record states about fine-tuning, compile, checkpointing
+    return trainer
+
+
+def _apply_modes(cfg: RunConfig, workload, model):
+    """Activation checkpointing, then LoRA, then torch.compile (compiling last sees both)."""
+    wrapped = activation_checkpointing(model) if cfg.activation_checkpointing else 0
+    model = apply_finetune(model, cfg.finetune, workload, cfg.extra.get("lora"))
+    model, info = apply_compile(model, cfg.compile)
+    modes = {"finetune": cfg.finetune, "activation_checkpointing_blocks": wrapped, **parameter_counts(model),
+             "compile_info": info}
+    if cfg.finetune == "lora":
+        from .finetune import LoraSettings
+
+        modes["lora"] = (cfg.extra.get("lora") or LoraSettings()).describe(workload.lora_targets)
+    return model, modes
 
 
 def run(cfg: RunConfig, gpu: GpuSpec | None = None, loader: Any | None = None,
@@ -119,6 +143,7 @@ def run(cfg: RunConfig, gpu: GpuSpec | None = None, loader: Any | None = None,
     workload = trainer.workload
     batch = cfg.batch_size or workload.default_batch_size(cfg.size)
     with trainer.precision.context(trainer.device):
+        compiled = compile_warmup(trainer, trainer.modes["compile_info"])  # before, never inside, the window
         m = measure(trainer, warmup=cfg.warmup, steps=cfg.steps, samples_per_step=batch * cfg.grad_accum)
     metrics = training_metrics(
         m,
@@ -127,4 +152,7 @@ def run(cfg: RunConfig, gpu: GpuSpec | None = None, loader: Any | None = None,
         tokens_per_sample=workload.tokens_per_sample(cfg.size) if workload.tokens_per_sample else None,
         achievable_peak_flops_per_s=achievable_peak_flops_per_s,
     )
-    return RunOutput(cfg, m, metrics, trainer.device)
+    if cfg.compile != "none":
+        metrics["compile_s"] = compiled.compile_s
+    modes = {k: v for k, v in trainer.modes.items() if k != "compile_info"}
+    return RunOutput(cfg, m, metrics, trainer.device, {**modes, **compiled.as_config()})

@@ -48,6 +48,8 @@ class Trainer:
         self.scaler = precision.scaler(device)
         self.clock = DeviceClock(device)
         self.steps_done = 0  # optimizer steps taken (checkpointing resumes from it)
+        # data-parallel ranks: local item count -> (count summed over ranks, ranks); None = one process
+        self.reduce_items: Any | None = None
         self.model.train()  # once, as a plain loop does per epoch; callers that eval() switch back
 
     def _no_sync(self, last: bool):
@@ -56,7 +58,17 @@ class Trainer:
             return self.model.no_sync()
         return contextlib.nullcontext()
 
-    def step(self, marks: list[tuple[Mark, Mark]] | None = None) -> torch.Tensor:
+    def _fetch(self, marks: list[tuple[Mark, Mark, Mark]] | None) -> dict[str, Any]:
+        if marks is None:
+            return to_device(next(self.batches), self.device)
+        before = self.clock.mark()
+        host = next(self.batches)
+        got = self.clock.mark()
+        batch = to_device(host, self.device)
+        marks.append((before, got, self.clock.mark()))
+        return batch
+
+    def step(self, marks: list[tuple[Mark, Mark, Mark]] | None = None) -> torch.Tensor:
         """One optimizer step; returns the mean micro-batch loss as a 0-d device tensor.
 
         `marks` (optional) receives one (before_fetch, after_fetch, after_copy) triple per
@@ -65,19 +77,25 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         k = self.grad_accum
         losses = []
+        weights = None
+        if self.workload.loss_items is not None and (k > 1 or self.reduce_items is not None):
+            # the loss averages over a varying count (response tokens): fetch the step's k
+            # micro-batches first so each is weighted by its share of the step's items (on
+            # every rank, when data-parallel ranks average their gradients)
+            fetched = [self._fetch(marks) for _ in range(k)]
+            items = torch.stack([self.workload.loss_items(b).float() for b in fetched])
+            total, ranks = items.sum(), 1
+            if self.reduce_items is not None:
+                total, ranks = self.reduce_items(total)
+            weights = items * ranks / total.clamp(min=1.0)
         for micro in range(k):
-            if marks is None:
-                batch = to_device(next(self.batches), self.device)
-            else:
-                before = self.clock.mark()
-                host = next(self.batches)
-                fetched = self.clock.mark()
-                batch = to_device(host, self.device)
-                marks.append((before, fetched, self.clock.mark()))
+            batch = fetched[micro] if weights is not None else self._fetch(marks)
             with self._no_sync(micro == k - 1):
                 with self.precision.autocast(self.device):
                     loss = self.workload.loss(self.model, batch)
-                    if k > 1:
+                    if weights is not None:
+                        loss = loss * weights[micro]  # the mean over every item of the k micro-batches
+                    elif k > 1:
                         loss = loss / k  # the mean over all k micro-batches
                 if self.scaler is not None:
                     self.scaler.scale(loss).backward()

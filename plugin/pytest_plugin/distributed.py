@@ -12,7 +12,7 @@ import torch
 from ..distributed.bandwidth import OPS
 from ..distributed.ddp import default_world_sizes
 from ..harness.oom import oom_text, release_device_memory
-from ..distributed.fold import collective_records, ddp_records
+from ..distributed.fold import collective_records, ddp_records, fsdp_records
 from ..distributed.launch import Launch, LaunchResult, RankFailure, launch
 from ..distributed.topology import Topology, parse_topology
 from .fixture import Bench
@@ -107,6 +107,22 @@ class DistBench:
         args.update(worker_args)
         res = self._launch("trainbench.cli.rank", ["ddp", *_flags(args)], topo, **fields)
         return [self.bench.record(**fields) for fields in ddp_records(res.result, topo.name)]
+
+
+    def fsdp(self, workload: str, topology: str = "default", precision: str = "fp32",
+             world_sizes: list[int] | None = None, **worker_args: Any) -> list[Record]:
+        """FSDP2 (fully_shard) training at 1, 2, 4, ... --nproc ranks in one launch: one record per
+        world size (kind "fsdp"); worker_args as for `ddp` plus finetune="lora"."""
+        s = self.bench.session
+        fields = dict(kind="fsdp", workload=workload, size=s.size, precision=precision)
+        topo = self._topology(topology, **fields)
+        args = dict(workload=workload, size=s.size, precision=precision, steps=s.steps, warmup=s.warmup,
+                    grad_accum=s.grad_accum, seed=s.seed, batch_size=s.batch_size,
+                    activation_checkpointing=s.activation_checkpointing,
+                    world_sizes=",".join(map(str, world_sizes or default_world_sizes(self.nproc))))
+        args.update(worker_args)
+        res = self._launch("trainbench.cli.rank", ["fsdp", *_flags(args)], topo, **fields)
+        return [self.bench.record(**fields) for fields in fsdp_records(res.result, topo.name)]
 
 
 def _flags(args: dict[str, Any]) -> list[str]:

@@ -40,6 +40,7 @@ class Bench:
         base = dict(
             workload=workload, size=s.size, batch_size=s.batch_size, steps=s.steps, warmup=s.warmup,
             grad_accum=s.grad_accum, seed=s.seed, device=str(s.device), weights=s.weights, **s.loader,
+            activation_checkpointing=s.activation_checkpointing,
         )
         base.update({k: v for k, v in overrides.items() if v is not None})
         return RunConfig(**base)
@@ -66,6 +67,9 @@ class Bench:
         """Measure one training benchmark; returns its Record (status passed, skipped or oom)."""
         cfg = self.config(workload, precision=precision, **overrides)
         wl = get_workload(workload)
+        if cfg.finetune == "lora" and not wl.lora_targets:
+            self._benchmark_unused()
+            pytest.skip(f"--finetune=lora: {workload} has no LoRA targets (llama-1b has)")
         batch = cfg.batch_size or wl.default_batch_size(cfg.size)
         common = dict(kind=kind, workload=workload, size=cfg.size, precision=precision, batch_size=batch,
                       storage=cfg.storage.text, world_size=1, config=_config_json(cfg))
@@ -92,6 +96,7 @@ class Bench:
         rec.config.update(_measurement_config(out))
         rec.config["achievable_peak"] = {"precision": achievable.precision, "shape": list(achievable.shape),
                                          "method": achievable.method}
+        rec.config.update(out.modes)  # finetune, trainable_params, lora, compile graphs/breaks
         if feed_benchmark_stats:
             feed_benchmark(self.benchmark, out.measurement.step_times_s,
                            {**rec.metrics, "workload": workload, "precision": precision, "size": cfg.size,

@@ -26,8 +26,10 @@ SESSION_KEY = pytest.StashKey[BenchSession]()
 _HOOK_WORKLOADS = pytest.StashKey[list]()
 _PRICES = pytest.StashKey[list]()  # price rows for cost_per_epoch_usd (validated at configure)
 
-# Parametrized axes: a test that requests one of these fixtures gets one case per value.
-AXES: dict[str, Callable[[pytest.Config], list[str]]] = {}
+# Parametrized axes: a test that requests one of these fixtures gets one case per value. An axis
+# function returning None is not swept this session: the fixture of that name gives its default
+# and test ids stay as they were (baselines keyed by test id keep matching).
+AXES: dict[str, Callable[[pytest.Config], list[str] | None]] = {}
 
 
 def _axis(name: str):
@@ -48,6 +50,28 @@ def _workloads(config: pytest.Config) -> list[str]:
 @_axis("tb_precision")
 def _precisions(config: pytest.Config) -> list[str]:
     return config.getoption("--precision") or ["fp32"]
+
+
+@_axis("tb_finetune")
+def _finetunes(config: pytest.Config) -> list[str] | None:
+    return config.getoption("--finetune")  # None: the tb_finetune fixture's "full"
+
+
+@_axis("tb_compile")
+def _compiles(config: pytest.Config) -> list[str] | None:
+    return config.getoption("--compile")  # None: the tb_compile fixture's "none"
+
+
+@pytest.fixture
+def tb_finetune() -> str:
+    """Fine-tuning mode of this benchmark ("full" unless --finetune sweeps it)."""
+    return "full"
+
+
+@pytest.fixture
+def tb_compile() -> str:
+    """torch.compile mode of this benchmark ("none" unless --compile sweeps it)."""
+    return "none"
 
 
 @_axis("tb_topology")
@@ -114,6 +138,7 @@ def pytest_configure(config: pytest.Config) -> None:
         seed=config.getoption("--seed"),
         batch_size=config.getoption("--batch-size"),
         weights=config.getoption("--weights"),
+        activation_checkpointing=config.getoption("--activation-checkpointing"),
         results_path=Path(results) if results else default_results_path(config.rootpath),
         report_path=config.rootpath / config.getoption("--trainbench-report"),
         loader=dict(
@@ -176,8 +201,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for name, values in AXES.items():
-        if name in metafunc.fixturenames:
-            metafunc.parametrize(name, values(metafunc.config), ids=str, scope="function")
+        if name in metafunc.fixturenames and (swept := values(metafunc.config)) is not None:
+            metafunc.parametrize(name, swept, ids=str, scope="function")
 
 
 @pytest.fixture(scope="session")
@@ -234,9 +259,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         bench.environment["matmul_peak"] = {p: peak.to_json() for p, peak in bench.matmul_peaks.items()}
     write_results(bench.results_path, bench.environment, bench.records)
     from ..data.report import storage_section
+    from ..report.compile_ratio import compile_lines
 
     write_summary_markdown(bench.report_path, bench.environment, bench.records, bench.results_path,
-                           sections=[storage_section(bench.records, markdown=True)])
+                           sections=[storage_section(bench.records, markdown=True), compile_lines(bench.records)])
     gate_session(session, Results(bench.environment, bench.records, path=bench.results_path))
 
 

@@ -14,6 +14,8 @@ from ..cli.types import comma_list, domain, existing_path, gpu, int_list, nonneg
 from ..data.backends import parse_storage_list
 from ..data.context import StorageSettings
 from ..distributed.topology import parse_topology_list
+from ..harness.compile import COMPILE_MODES
+from ..harness.finetune import FINETUNE_MODES
 from ..harness.precision import PRECISIONS
 
 __all__ = ["add_options", "prices_for", "settings_from_config", "DEFAULT_DIST_TIMEOUT_S"]
@@ -34,6 +36,16 @@ def add_options(parser: pytest.Parser) -> None:
                          f"Known: auto, {', '.join(gpu_names())}")
     group.addoption("--precision", type=comma_list("--precision", lambda: list(PRECISIONS)), default=None,
                     help="comma list -> one benchmark per precision: fp32, tf32, bf16, fp16 (default fp32)")
+    group.addoption("--finetune", type=comma_list("--finetune", lambda: list(FINETUNE_MODES)), default=None,
+                    help="comma list -> one benchmark per fine-tuning mode: full, lora (LoRA on workloads "
+                         "that define adapter targets, e.g. llama-1b; others skip it). Default full")
+    group.addoption("--compile", type=comma_list("--compile", lambda: list(COMPILE_MODES)), default=None,
+                    help="comma list -> one benchmark per torch.compile mode: none, default, max-autotune, "
+                         "regional (each repeated block compiled alone). compile_s is timed apart from the "
+                         "window. Default none")
+    group.addoption("--activation-checkpointing", action="store_true", default=False,
+                    help="recompute each repeated block in backward (torch.utils.checkpoint) instead of "
+                         "keeping its activations")
     group.addoption("--workload", type=comma_list("--workload"), default=None,
                     help="comma list of workloads (default: every registered workload)")
     group.addoption("--size", choices=("tiny", "full"), default=None,

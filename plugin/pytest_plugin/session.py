@@ -34,6 +34,7 @@ class BenchSession:
     # loader knobs for every training benchmark (--num-workers' first value, --prefetch-factor,
     # --pin-memory, --persistent-workers); None = the harness's automatic choice
     loader: dict[str, Any] = field(default_factory=dict)
+    activation_checkpointing: bool = False  # --activation-checkpointing
     environment: dict[str, Any] = field(default_factory=dict)
     records: list[Record] = field(default_factory=list)
     records_by_test: dict[str, list[Record]] = field(default_factory=dict)

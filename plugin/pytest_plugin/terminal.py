@@ -127,10 +127,12 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 def write_summary(tr: Any, bench: Any) -> None:
     """The session summary (hooks.pytest_terminal_summary calls this)."""
     from ..data.report import storage_section
+    from ..report.compile_ratio import compile_lines
     from ..report.session_summary import summary_lines
 
     tr.write_sep("=", f"trainbench: {len(bench.records)} records on {bench.profile} ({bench.device})")
-    for line in summary_lines(bench.records, sections=[storage_section(bench.records)]):
+    sections = [storage_section(bench.records), compile_lines(bench.records)]
+    for line in summary_lines(bench.records, sections=sections):
         tr.write_line(line)
     tr.write_line(f"results: {bench.results_path}")
     tr.write_line(f"summary: {bench.report_path}")

@@ -101,10 +101,20 @@ _RESUME = [
     Column("save s", _seconds("ckpt_save_s")), Column("load s", _seconds("ckpt_load_s")),
     Column("async block s", _seconds("ckpt_async_save_s")), Column("checkpoint", _m("ckpt_bytes")),
 ]
+_FSDP = [
+    Column("benchmark", _name, False), Column("finetune", _config("finetune"), False),
+    Column("ranks", _text("world_size"), False), Column("batch/rank", _text("batch_size"), False),
+    Column("samples/s", _m("samples_per_s")), Column("scaling eff.", _m("scaling_efficiency")),
+    Column("exposed RS", _m("comm_exposed_ratio")), Column("state/rank", _m("state_bytes_per_rank")),
+    Column("mem", _mem), Column("params vs 1 rank", _m("params_max_abs_diff_vs_1rank")), _STEADY,
+]
 _GENERIC = [Column("benchmark", _name, False), Column("status", _text("status"), False)]
-_COLUMNS = {"training": _TRAINING, "memory": _TRAINING, "harness": _TRAINING, "ddp": _DDP, "resume": _RESUME}
+_COLUMNS = {"training": _TRAINING, "memory": _TRAINING, "harness": _TRAINING, "ddp": _DDP, "fsdp": _FSDP,
+            "resume": _RESUME}
 _TITLES = {
     "training": "training", "ddp": "DDP (ranks = world size; scaling eff. = throughput N / (N x throughput 1))",
+    "fsdp": "FSDP2 full shard (state/rank = this rank's shards of weights + grads + optimizer state; a DDP rank "
+            "holds the 1-rank figure; exposed RS = 1 - step(no reduce-scatter) / step)",
     "resume": "checkpoint resume (killed and resumed vs uninterrupted)",
     "collective": "collectives: busbw GB/s by message size (nccl-tests; size = whole buffer)",
 }

@@ -8,13 +8,15 @@ from typing import Sequence
 
 from tabulate import tabulate
 
+from ..cost.fit import mode_advice, mode_facts, modes_cell
 from .rows import CostRow, Group, SelectConfig
 from .charts import group_chart_png
 
 __all__ = ["HEADERS", "table_rows", "method_lines", "duration_text", "fit_text", "render_markdown", "render_html"]
 
 HEADERS = ["#", "instance", "GPUs", "throughput basis", "samples/s", "published samples/s (not ours)", "time/epoch",
-           "on-demand $/epoch", "spot $/epoch (expected)", "ckpt every", "fits", "max batch", "flag"]
+           "on-demand $/epoch", "spot $/epoch (expected)", "ckpt every", "fits", "max batch",
+           "modes that fit (estimate)", "flag"]
 
 
 def _num(x, fmt) -> str:
@@ -56,7 +58,7 @@ def table_rows(group: Group) -> list[list[str]]:
         where = f"{r.cloud} {r.region} {r.instance_type}" if r.cloud != "-" else r.instance_type
         out.append([i, where, f"{r.gpu_count}x {r.gpu}", r.basis, _rate(r.samples_per_s), r.published or "-",
                     duration_text(r.epoch_hours), _num(r.on_demand_usd, ".4g"), spot, _interval(r),
-                    fits, largest, r.flag])
+                    fits, largest, modes_cell(r.mode_fits), r.flag])
     return out
 
 
@@ -132,10 +134,18 @@ def _group_lines(g: Group) -> tuple[str, list[str], list[str]]:
     for gpu in sorted({r.gpu or "?" for r in g.searches}):
         largest = {r.config["largest_batch"] for r in g.searches if (r.gpu or "?") == gpu}
         facts.append(f"Largest batch found by trying on {gpu}: {', '.join(map(str, sorted(largest)))} (OOM search).")
+    if g.modes and g.batch_size:  # issue 17: training modes, from the estimate
+        facts += [f"Mode estimate, {line}" for line in mode_facts(g.modes, g.batch_size)]
     ck = g.checkpoint
     facts.append(f"Checkpoint write delta = {ck.save_s:.3g} s, load {ck.load_s:.3g} s ({ck.label}).")
     facts += g.notes
     advice, seen = [], set()
+    for r in g.rows:  # issue 17: which mode fixes full fine-tuning, per GPU
+        line = mode_advice(r.mode_fits, _spec(r.gpu)) if r.mode_fits else None
+        if line and r.gpu not in seen:
+            seen.add(r.gpu)
+            advice.append(line)
+    seen = set()
     for r in g.rows:
         if r.fit and r.fit.advice and r.gpu not in seen:
             seen.add(r.gpu)
@@ -152,6 +162,12 @@ def method_lines(g: Group) -> list[str]:
             seen.add((r.gpu, r.gpu_count))
             out.append(f"{r.gpu_count}x {r.gpu}: {r.basis} -- {r.method}")
     return out
+
+
+def _spec(gpu: str):
+    from ..catalog.gpus import gpu_catalog
+
+    return gpu_catalog().get(gpu)
 
 
 def _flag_notes(groups: Sequence[Group]) -> list[str]:

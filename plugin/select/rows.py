@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 from ..catalog.gpus import GpuSpec, gpu_catalog
 from ..catalog.prices import PriceRow
 from ..cost.epoch import cost_per_epoch, epoch_hours
-from ..cost.fit import Fit, check_fit
+from ..cost.fit import Fit, ModeFit, check_fit, fit_modes, mode_estimates
 from ..catalog.published import published_for, published_text
 from ..cost.memory import MemoryEstimate
 from ..cost.step import trace_error, traced_memory
@@ -103,6 +103,7 @@ class CostRow:
         if self.measured:
             return "measured"
         return "projected" if self.samples_per_s is not None else "n-a"
+    mode_fits: list[ModeFit] = field(default_factory=list)  # issue 17: which training modes fit (estimate)
 
     def rank_cost(self, spot: bool) -> float | None:
         return self.spot_usd if spot else self.on_demand_usd
@@ -122,6 +123,7 @@ class Group:
     checkpoint: CheckpointTiming
     memory: MemoryEstimate | None
     notes: list[str]
+    modes: dict[str, MemoryEstimate] = field(default_factory=dict)  # issue 17: estimate per training mode
 
 
 def _device_of(record, env) -> str:
@@ -258,6 +260,7 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
         notes.append(f"published figures for {workload} exist at size {', '.join(sizes)} "
                      f"(pass --size {sizes[0]} to see them beside these rows)")
     ckpt = _checkpoint(resumes, workload, size, est, cfg)
+    modes = _mode_estimates(w, size, precision)
     a = cfg.spot_assumptions
     rows: list[CostRow] = []
 
@@ -280,6 +283,7 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
             ckpt_interval_s=interval, fit=fit, flag=_flags(price, spec, measured),
             price_source=price.source if price else "",
             published=published_text(_published(workload, size, precision, gpu, count)), **detail,
+            mode_fits=fit_modes(modes, spec, batch) if (modes and spec and batch and spec.memory_bytes) else [],
         )
 
     priced = set()
@@ -310,7 +314,7 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
     return Group(
         workload=workload, size=size, precision=precision, batch_size=batch, epoch_samples=epoch,
         epoch_source=getattr(w, "epoch_source", "") if w else "", measurements=candidates, searches=[], rows=rows,
-        checkpoint=ckpt, memory=est, notes=notes,
+        checkpoint=ckpt, memory=est, notes=notes, modes=modes,
     )
 
 
@@ -330,6 +334,18 @@ def _published_any(workload: str):
     from ..catalog.published import published_rows
 
     return [r for r in published_rows() if r.workload == workload]
+
+
+def _mode_estimates(w, size: str, precision: str) -> dict[str, MemoryEstimate]:
+    """Issue 17: full / LoRA x activation checkpointing estimates; {} when a trace fails."""
+    if w is None:
+        return {}
+    try:
+        return mode_estimates(w, size, precision)
+    except InputError:
+        raise
+    except Exception:  # noqa: BLE001  (the plain estimate's error is already in the notes)
+        return {}
 
 
 def _rank_key(row: CostRow, spot: bool):

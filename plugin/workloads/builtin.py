@@ -1,13 +1,14 @@
-"""The three reference workloads, built on `reference_models/`."""
+"""The reference workloads, built on `reference_models/`."""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
-from ..models import bert, gpt, resnet
+from ..models import bert, gpt, llama, resnet
 from ..errors import InputError
 from .spec import Workload
+from .instructions import IGNORE, SyntheticInstructions
 from .synthetic import SyntheticImages, SyntheticTextPairs, SyntheticTokenStream
 
 # ImageNet normalization, applied on the device to uint8 batches
@@ -45,6 +46,22 @@ def _gpt_loss(model, batch):
 def _gpt_optimizer(params, size):
     # GPT-3 small / nanoGPT: AdamW 6e-4, betas (0.9, 0.95), wd 0.1
     return torch.optim.AdamW(params, lr=6e-4 if size == "full" else 3e-3, betas=(0.9, 0.95), weight_decay=0.1)
+
+
+def _sft_loss(model, batch):
+    # mean next-token loss over the response tokens of the micro-batch (prompt, padding ignored)
+    logits = model(batch["tokens"][:, :-1])  # (B, T, V)
+    return F.cross_entropy(logits.flatten(0, 1).float(), batch["labels"].flatten(), ignore_index=IGNORE)
+
+
+def _sft_items(batch):
+    return (batch["labels"] != IGNORE).sum()  # response tokens the loss averages over
+
+
+def _llama_optimizer(params, size):
+    # torchtune's Llama-3.2-1B full fine-tune: AdamW 2e-5, wd 0.01; the tiny model needs more.
+    # (LoRA recipes use ~3e-4; one optimizer per workload keeps the modes comparable.)
+    return torch.optim.AdamW(params, lr=2e-5 if size == "full" else 1e-3, weight_decay=0.01)
 
 
 def _load_hf(model, path):
@@ -108,5 +125,24 @@ BUILTIN_WORKLOADS: tuple[Workload, ...] = (
         tokens_per_sample=lambda size: _cfg(gpt, size).block_size,
         description="GPT-2 small (124M) language modelling, AdamW",
         load_weights=_load_hf,
+    ),
+    Workload(
+        name="llama-1b",
+        model=lambda size: llama.build(_cfg(llama, size)),
+        dataset=lambda size, n, seed: SyntheticInstructions(
+            n, _cfg(llama, size).seq_len, _cfg(llama, size).vocab_size, seed, packed=False
+        ),
+        loss=_sft_loss,
+        optimizer=_llama_optimizer,
+        flops_per_sample=lambda size: llama.train_flops_per_sample(_cfg(llama, size)),
+        epoch_samples=52_002,  # Alpaca's instruction set, the usual fine-tuning quick start
+        epoch_source="instruction fine-tuning set: 52,002 samples (Alpaca size), padded to seq_len",
+        batch_size={"tiny": 8, "full": 1},  # full: 7 GB of fp32 activations per 2048-token sample; accumulate
+        tokens_per_sample=lambda size: _cfg(llama, size).seq_len,
+        description="Llama-3.2-1B instruction fine-tuning (full or LoRA), loss on response tokens, AdamW",
+        load_weights=_load_hf,
+        loss_items=_sft_items,
+        # every linear layer of attention and MLP (QLoRA, Dettmers et al. 2023: all layers matter)
+        lora_targets=("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"),
     ),
 )

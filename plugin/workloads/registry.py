@@ -16,7 +16,7 @@ def _ensure_builtins() -> None:
     global _BUILTINS_LOADED
     if not _BUILTINS_LOADED:
         _BUILTINS_LOADED = True
-        from .builtin import BUILTIN_WORKLOADS  # resnet50, bert-base, gpt-small
+        from .builtin import BUILTIN_WORKLOADS  # resnet50, bert-base, gpt-small, llama-1b
 
         for workload in BUILTIN_WORKLOADS:
             _REGISTRY.register(workload.name, workload)

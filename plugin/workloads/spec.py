@@ -48,6 +48,12 @@ class Workload:
     extra: Mapping[str, object] = field(default_factory=dict)
     # (model, path) -> None: load a local pretrained checkpoint (--weights); None = unsupported
     load_weights: Callable[[nn.Module, str], None] | None = None
+    # batch -> how many items `loss` averages over (e.g. response tokens). Set when that count
+    # varies between micro-batches: gradient accumulation then weights each micro-batch loss
+    # by its share of the whole step's items instead of 1/k. None = every sample counts alike.
+    loss_items: Callable[[Batch], torch.Tensor] | None = None
+    # module-name suffixes LoRA adapts (--finetune=lora); empty = the workload has no LoRA mode
+    lora_targets: tuple[str, ...] = ()
 
     def default_batch_size(self, size: str) -> int:
         return int(self.batch_size.get(size, next(iter(self.batch_size.values()))))

@@ -14,7 +14,7 @@ def test_bench_prints_measured_metrics_as_json(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["bench", "--workload=resnet51"], "unknown workload --workload=resnet51; known: bert-base, gpt-small, resnet50"),
+    (["bench", "--workload=resnet51"], "unknown workload --workload=resnet51; known: bert-base, gpt-small, llama-1b, resnet50"),
     (["bench", "--workload=resnet50", "--gpu=h100"], "--gpu=h100 was requested but the detected device is no CUDA GPU"),
     (["bench", "--workload=resnet50", "--gpu=nonsense"], "argument --gpu: unknown GPU 'nonsense'; known: auto, cpu"),
 ])

@@ -22,7 +22,7 @@ def test_pytest_bench_runs_every_workload_and_leaves_results(tmp_path):
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     res = load_results(results)
     training = {r.workload: r for r in res.records if r.kind == "training" and r.test.startswith("bench/test_training.py")}
-    assert set(training) == {"resnet50", "bert-base", "gpt-small"}
+    assert set(training) == {"resnet50", "bert-base", "gpt-small", "llama-1b"}
     for r in training.values():
         assert r.status == "passed"
         assert r.metrics["samples_per_s"] > 0

@@ -189,8 +189,8 @@ def test_bad_paths_and_configs_say_what_is_wrong(tmp_path):
         load_hf_weights(ours, tmp_path / "gpt2")
     with pytest.raises(ValueError, match="no model.safetensors or pytorch_model.bin"):
         load_hf_weights(ours, tmp_path)
-    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama"}))
-    with pytest.raises(ValueError, match="model_type 'llama' is not supported"):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "mistral"}))
+    with pytest.raises(ValueError, match="model_type 'mistral' is not supported"):
         config_from_hf(tmp_path)
     cfg = _hf_bert_config(hidden_act="relu").to_dict()
     (tmp_path / "config.json").write_text(json.dumps(cfg))

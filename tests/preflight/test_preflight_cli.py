@@ -64,7 +64,7 @@ def test_user_workload_from_a_plugin_file_is_checked_and_its_defect_fails_the_ru
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--workload=resnet51"], "unknown workload --workload=resnet51; known: bert-base, gpt-small, resnet50"),
+    (["--workload=resnet51"], "unknown workload --workload=resnet51; known: bert-base, gpt-small, llama-1b, resnet50"),
     (["--plugin=no_such_module_xyz"], "--plugin=no_such_module_xyz: cannot import it"),
     (["--data-dir=/no/such/dir"], "--data-dir=/no/such/dir: no such directory"),
 ])

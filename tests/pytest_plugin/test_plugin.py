@@ -27,13 +27,13 @@ def _results(pytester):
 def test_one_record_per_workload_with_the_contract_fields(pytester):
     pytester.makepyfile(test_bench=BENCH)
     result = pytester.runpytest(*FAST)
-    result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["*trainbench: 3 records on cpu*", "--- training ---", "training?...? *batch*", "resnet50-fp32 *"])
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["*trainbench: 4 records on cpu*", "--- training ---", "training?...? *batch*", "resnet50-fp32 *"])
     res = _results(pytester)
     assert res.schema == SCHEMA
     for key in ("torch", "cpu_model", "cpu_count", "gpu_profile", "start_time", "host"):
         assert key in res.environment
-    assert sorted(r.workload for r in res.records) == ["bert-base", "gpt-small", "resnet50"]
+    assert sorted(r.workload for r in res.records) == ["bert-base", "gpt-small", "llama-1b", "resnet50"]
     for r in res.records:
         assert (r.kind, r.status, r.size, r.precision, r.gpu) == ("training", "passed", "tiny", "fp32", "cpu")
         assert r.metrics["samples_per_s"] > 0
@@ -44,7 +44,8 @@ def test_one_record_per_workload_with_the_contract_fields(pytester):
         # throughput is samples / wall, not a mean of per-step rates
         assert r.metrics["samples_per_s"] == pytest.approx(r.metrics["samples_measured"] / r.metrics["wall_s"])
     md = (pytester.path / "reports" / "latest.md").read_text()
-    assert "| training[...] " in md and all(f"| {w}-fp32 " in md for w in ("resnet50", "bert-base", "gpt-small"))
+    assert "| training[...] " in md and all(f"| {w}-fp32 " in md for w in ("resnet50", "bert-base", "gpt-small",
+                                                                            "llama-1b"))
 
 
 def test_precision_list_parametrizes_and_cpu_skips_tf32(pytester):
@@ -75,7 +76,7 @@ def test_too_fast(trainbench):
         (["--gpu=t4"], "*--gpu=t4 was requested but the detected device is no CUDA GPU (CPU only)*"),
         (["--gpu=nonsense"], "*argument --gpu: unknown GPU 'nonsense'; known: auto, cpu, t4, l4*h100*h200*"),
         (["--precision=fp8"], "*--precision: unknown value(s) fp8; supported: fp32, tf32, bf16, fp16*"),
-        (["--workload=resnet51"], "*unknown workload --workload=resnet51; known: bert-base, gpt-small, resnet50*"),
+        (["--workload=resnet51"], "*unknown workload --workload=resnet51; known: bert-base, gpt-small, llama-1b, resnet50*"),
         (["--steps=0"], "*argument --steps: must be >= 1, got 0*"),
     ],
 )
