@@ -40,6 +40,8 @@ class Task:
     dataset: Callable[[int, int], Dataset]  # (n, seed) -> samples shaped like the workload's batch
     # batch (collated, CPU) -> (logits (N, C), targets (N,)) of the model that knows the process
     oracle: Callable[[dict], tuple[torch.Tensor, torch.Tensor]]
+    # held-out samples: enough that the estimate's standard error is ~1-2% of the floor
+    eval_samples: int = 128
 
     def oracle_loss(self, batch: dict) -> float:
         logits, targets = self.oracle(batch)
@@ -149,7 +151,8 @@ class NoisyImages:
             true = torch.cdist(x, protos).argmin(1)
             return _posterior_logits(true, self.k, self.eps), batch["label"]
 
-        return Task("noisy-images", floor, derivation, lambda n, seed: _Samples(n, seed, self._draw), oracle)
+        return Task("noisy-images", floor, derivation, lambda n, seed: _Samples(n, seed, self._draw), oracle,
+                    eval_samples=2048)
 
 
 class NoisyTokenClasses:
@@ -179,7 +182,8 @@ class NoisyTokenClasses:
             true = (batch["input_ids"][:, 0] - 1) // self.block  # every real token names the class
             return _posterior_logits(true, self.k, self.eps), batch["label"]
 
-        return Task("noisy-token-classes", floor, derivation, lambda n, seed: _Samples(n, seed, self._draw), oracle)
+        return Task("noisy-token-classes", floor, derivation, lambda n, seed: _Samples(n, seed, self._draw), oracle,
+                    eval_samples=2048)
 
 
 def _posterior_logits(true: torch.Tensor, k: int, eps: float) -> torch.Tensor:
