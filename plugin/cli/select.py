@@ -14,6 +14,7 @@ from ..catalog.gpus import CATALOG_DATE
 from ..catalog.prices import PRICE_MODES, PRICES_ENV, load_prices, packaged_prices
 from ..cost.spot import SpotAssumptions
 from ..records.results import load_results
+from ..convergence.select_column import add_target_column
 from ..select.render import render_html, render_markdown
 from ..select.rows import SelectConfig, build_groups
 from ..harness.precision import PRECISIONS
@@ -64,6 +65,7 @@ def run(args) -> int:
         ckpt_save_s=args.ckpt_save_s,
     )
     groups = build_groups(results, prices, cfg)
+    add_target_column(groups, results)  # "$ to target" from convergence records (plugin/convergence)
     sources = [str(r.path) for r in results]
     markdown = render_markdown(groups, cfg, sources, note)
     out = Path(args.out)

@@ -107,6 +107,7 @@ class Group:
     checkpoint: CheckpointTiming
     memory: MemoryEstimate | None
     notes: list[str]
+    columns: dict[str, list[str]] = field(default_factory=dict)  # extra column -> one cell per row
 
 
 def _device_of(record, env) -> str:
