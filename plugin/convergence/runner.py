@@ -85,7 +85,7 @@ def train_to_target(cfg: RunConfig, conv: ConvergenceConfig, task: Task | None =
         group["lr"] *= conv.lr_scale
     if conv.loss_scaling is False:
         trainer.scaler = None
-    held_out = _held_out(task, conv.eval_samples or task.eval_samples, batch, device)
+    held_out = _held_out(task, conv.eval_samples or task.eval_samples, batch * task.eval_batch_multiple, device)
     target = task.floor * (1 + conv.margin)
     curve: list[dict[str, float]] = []
     eval_s, reason, step = 0.0, "", 0

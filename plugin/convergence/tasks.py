@@ -42,6 +42,9 @@ class Task:
     oracle: Callable[[dict], tuple[torch.Tensor, torch.Tensor]]
     # held-out samples: enough that the estimate's standard error is ~1-2% of the floor
     eval_samples: int = 128
+    # held-out batch = this x the training micro-batch: large for small classifier inputs (the
+    # forward pass without grads is cheap per sample), 1 for LMs (logits are B x T x vocab)
+    eval_batch_multiple: int = 1
 
     def oracle_loss(self, batch: dict) -> float:
         logits, targets = self.oracle(batch)
@@ -152,7 +155,7 @@ class NoisyImages:
             return _posterior_logits(true, self.k, self.eps), batch["label"]
 
         return Task("noisy-images", floor, derivation, lambda n, seed: _Samples(n, seed, self._draw), oracle,
-                    eval_samples=2048)
+                    eval_samples=2048, eval_batch_multiple=8)
 
 
 class NoisyTokenClasses:
@@ -183,7 +186,7 @@ class NoisyTokenClasses:
             return _posterior_logits(true, self.k, self.eps), batch["label"]
 
         return Task("noisy-token-classes", floor, derivation, lambda n, seed: _Samples(n, seed, self._draw), oracle,
-                    eval_samples=2048)
+                    eval_samples=2048, eval_batch_multiple=8)
 
 
 def _posterior_logits(true: torch.Tensor, k: int, eps: float) -> torch.Tensor:
