@@ -17,6 +17,7 @@ from ..catalog.prices import PRICE_MODES, PRICES_ENV, load_prices, packaged_pric
 from ..cost.spot import SpotAssumptions
 from ..records.results import load_results
 from ..select.export import render_json, render_terminal
+from ..convergence.select_column import add_target_column
 from ..select.render import render_html, render_markdown
 from ..select.rows import SelectConfig, build_groups
 from ..harness.precision import PRECISIONS
@@ -67,6 +68,7 @@ def run(args) -> int:
         ckpt_save_s=args.ckpt_save_s,
     )
     groups = build_groups(results, prices, cfg)
+    add_target_column(groups, results)  # "$ to target" from convergence records (plugin/convergence)
     sources = [str(r.path) for r in results]
     markdown = render_markdown(groups, cfg, sources, note)
     out = Path(args.out)

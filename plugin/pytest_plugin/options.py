@@ -118,6 +118,12 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--trainbench-benchmark-table", action="store_true", default=False,
                     help="also print pytest-benchmark's own timing table (off: the trainbench summary "
                          "shows the same step times)")
+    group.addoption("--convergence-seeds", type=positive_int("--convergence-seeds"), default=5,
+                    help="seeded runs per configuration in bench/test_convergence.py (olympic mean, CV; default 5)")
+    group.addoption("--convergence-max-steps", type=positive_int("--convergence-max-steps"), default=1000,
+                    help="step budget per convergence run; past it the run is 'not reached' (default 1000)")
+    group.addoption("--convergence-margin", type=number("--convergence-margin"), default=0.10,
+                    help="target = loss floor x (1 + margin) (default 0.10)")
 
     from .gate import add_options as add_gate_options
 

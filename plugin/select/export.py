@@ -30,7 +30,8 @@ def row_object(g: Group, r: CostRow) -> dict:
 
 
 def render_json(groups: Sequence[Group], spot: bool) -> str:
-    rows = [row_object(g, r) for g in groups for r in g.rows]
+    rows = [{**row_object(g, r), **{name: cells[i] for name, cells in g.columns.items()}}
+            for g in groups for i, r in enumerate(g.rows)]  # extra columns, e.g. "$ to target"
     return json.dumps({"schema": "trainbench-select/1", "ranked_by": "spot" if spot else "on-demand",
                        "rows": rows}, indent=1)
 

@@ -58,8 +58,12 @@ def table_rows(group: Group) -> list[list[str]]:
         where = f"{r.cloud} {r.region} {r.instance_type}" if r.cloud != "-" else r.instance_type
         out.append([i, where, f"{r.gpu_count}x {r.gpu}", r.basis, _rate(r.samples_per_s), r.published or "-",
                     duration_text(r.epoch_hours), _num(r.on_demand_usd, ".4g"), spot, _interval(r),
-                    fits, largest, modes_cell(r.mode_fits), r.flag])
+                    fits, largest, modes_cell(r.mode_fits), r.flag] + [cells[i - 1] for cells in group.columns.values()])
     return out
+
+
+def _headers(group: Group) -> list[str]:
+    return HEADERS + list(group.columns)
 
 
 def _intro(cfg: SelectConfig, sources: Sequence[str], price_note: str) -> list[str]:
@@ -184,7 +188,7 @@ def render_markdown(groups: Sequence[Group], cfg: SelectConfig, sources: Sequenc
     for g in groups:
         title, facts, advice = _group_lines(g)
         lines += [f"## {title}", ""] + [f"- {f}" for f in facts] + [""]
-        lines += [tabulate(table_rows(g), headers=HEADERS, tablefmt="github", disable_numparse=True), ""]
+        lines += [tabulate(table_rows(g), headers=_headers(g), tablefmt="github", disable_numparse=True), ""]
         if advice:
             lines += ["What to change where it does not fit:", ""] + [f"- {a}" for a in advice] + [""]
         methods = method_lines(g)
@@ -215,7 +219,7 @@ def render_html(groups: Sequence[Group], cfg: SelectConfig, sources: Sequence[st
         if png:
             data = base64.b64encode(png).decode()
             parts.append(f"<img alt='cost and time per epoch per GPU' src='data:image/png;base64,{data}'>")
-        parts.append(tabulate(table_rows(g), headers=HEADERS, tablefmt="html", disable_numparse=True))
+        parts.append(tabulate(table_rows(g), headers=_headers(g), tablefmt="html", disable_numparse=True))
         if advice:
             items = "".join(f"<li>{e(a)}</li>" for a in advice)
             parts.append(f"<p>What to change where it does not fit:</p><ul>{items}</ul>")

@@ -124,6 +124,7 @@ class Group:
     memory: MemoryEstimate | None
     notes: list[str]
     modes: dict[str, MemoryEstimate] = field(default_factory=dict)  # issue 17: estimate per training mode
+    columns: dict[str, list[str]] = field(default_factory=dict)  # extra column -> one cell per row
 
 
 def _device_of(record, env) -> str:
