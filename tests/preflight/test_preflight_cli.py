@@ -14,7 +14,7 @@ from trainbench.records.results import load_results
 pytestmark = pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
 
 ROOT = Path(__file__).resolve().parents[2]
-USER = str(ROOT / "tests" / "test_preflight_workloads.py")
+USER = str(ROOT / "tests" / "preflight" / "test_preflight_workloads.py")
 GPU_ITEMS = ("cuda_driver", "gpu", "nccl", "bf16")
 
 
@@ -75,7 +75,7 @@ def test_bad_input_exits_2_with_the_fix_and_no_traceback(args, message, capsys):
 
 
 def test_pytest_bench_preflight_records_the_checklist(pytester):
-    pytester.makeconftest(f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+    pytester.makeconftest(f"import sys; sys.path.insert(0, {str(ROOT / 'tests' / 'preflight')!r})\n"
                           "from test_preflight_workloads import pytest_trainbench_register_workloads\n")
     pytester.makepyfile(test_preflight=(ROOT / "bench" / "test_preflight.py").read_text())
     results = pytester.path / "results.json"

@@ -143,7 +143,7 @@ def test_weights_start_fine_tuning_from_a_local_hf_checkpoint(pytester):
         max_position_embeddings=tiny.max_position_embeddings, num_labels=tiny.num_labels))
     hf.save_pretrained(pytester.path / "ckpt")
     pytester.makepyfile(test_bench=BENCH)
-    result = pytester.runpytest(*FAST, "--workload=bert-base", f"--weights={pytester.path / 'ckpt'}")
+    result = pytester.runpytest_subprocess(*FAST, "--workload=bert-base", f"--weights={pytester.path / 'ckpt'}")
     result.assert_outcomes(passed=1)
     (rec,) = _results(pytester).records
     assert rec.config["weights"].endswith("ckpt")
@@ -153,6 +153,6 @@ def test_weights_start_fine_tuning_from_a_local_hf_checkpoint(pytester):
         num_attention_heads=tiny.n_head, intermediate_size=tiny.intermediate_size,
         max_position_embeddings=tiny.max_position_embeddings))
     wrong.save_pretrained(pytester.path / "wrong")
-    result = pytester.runpytest(*FAST, "--workload=bert-base", f"--weights={pytester.path / 'wrong'}")
+    result = pytester.runpytest_subprocess(*FAST, "--workload=bert-base", f"--weights={pytester.path / 'wrong'}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*--weights=*wrong*"])
