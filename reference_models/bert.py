@@ -6,8 +6,8 @@ tanh pooler over the [CLS] token. The head is the GLUE fine-tuning head (dropout
 sized for MNLI (3 labels, sequences of 128 tokens). The full preset is bert-base-uncased:
 the encoder with pooler (`.bert`) has 109,482,240 parameters; the head adds 768*3 + 3.
 
-Attention runs through `F.scaled_dot_product_attention` with the padding mask as an additive
-bias. Weights of Hugging Face's `BertModel` map one-to-one onto this module (see
+Attention runs through `F.scaled_dot_product_attention` with the padding mask as a boolean
+mask (True = attend). Weights of Hugging Face's `BertModel` map one-to-one onto this module (see
 `reference_models/hf_weights.py`), and the outputs match it in float64.
 """
 
@@ -153,11 +153,10 @@ class BertModel(nn.Module):
         x = self.drop(self.ln_emb(x))  # (B, T, C)
         bias = None
         if attention_mask is not None:
-            # (B, T) 1 = token, 0 = padding -> additive bias (B, 1, 1, T) on the scores.
-            # -10000 as in Google's BERT (modeling.py): exp underflows to exactly 0 in fp32/fp64,
-            # and unlike -inf or float32's min it stays finite when autocast casts it to fp16
-            keep = attention_mask[:, None, None, :].to(x.dtype)
-            bias = (1.0 - keep) * -10000.0
+            # (B, T) 1 = token, 0 = padding -> boolean mask (B, 1, 1, T), True = attend. A
+            # boolean mask keeps SDPA's memory-efficient kernel; an additive float bias forces
+            # the math path (and flash attention takes no mask at all)
+            bias = attention_mask[:, None, None, :].bool()
         for layer in self.layers:
             x = layer(x, bias)
         pooled = torch.tanh(self.pooler(x[:, 0]))  # [CLS] token -> (B, C)

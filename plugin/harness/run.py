@@ -19,6 +19,7 @@ from .finetune import apply_finetune, parameter_counts, trainable_parameters
 from .measure import Measurement, measure
 from .precision import get_precision
 from .trainer import Trainer
+from .tuning import tune
 from ..metrics import training_metrics
 from ..workloads import get_workload
 
@@ -55,6 +56,7 @@ class RunConfig:
     finetune: str = "full"  # full | lora (workloads with lora_targets): harness/finetune.py
     compile: str = "none"  # none | default | max-autotune | regional: harness/compile.py
     activation_checkpointing: bool = False  # recompute each repeated block in backward
+    tuning: str = "tuned"  # tuned | plain: fused optimizer, channels_last + cudnn.benchmark (harness/tuning.py)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -108,6 +110,8 @@ def build_trainer(cfg: RunConfig, loader: Any | None = None, *,
     model.to(device)
     model, modes = _apply_modes(cfg, workload, model)
     optimizer = workload.optimizer(trainable_parameters(model), cfg.size)
+    model, optimizer, tuned = tune(model, optimizer, device, cfg.tuning)
+    modes.update(tuned)
     if loader is None:
         n = cfg.dataset_samples or batch * cfg.grad_accum * (cfg.steps + cfg.warmup)
         loader = storage_loader(cfg.storage, cfg.workload, cfg.size, n, cfg.seed, loader_config(cfg, batch, device),

@@ -40,7 +40,7 @@ class Bench:
         base = dict(
             workload=workload, size=s.size, batch_size=s.batch_size, steps=s.steps, warmup=s.warmup,
             grad_accum=s.grad_accum, seed=s.seed, device=str(s.device), weights=s.weights, **s.loader,
-            activation_checkpointing=s.activation_checkpointing,
+            activation_checkpointing=s.activation_checkpointing, tuning=s.tuning,
         )
         base.update({k: v for k, v in overrides.items() if v is not None})
         return RunConfig(**base)

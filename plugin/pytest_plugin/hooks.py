@@ -139,6 +139,7 @@ def pytest_configure(config: pytest.Config) -> None:
         batch_size=config.getoption("--batch-size"),
         weights=config.getoption("--weights"),
         activation_checkpointing=config.getoption("--activation-checkpointing"),
+        tuning=config.getoption("--tuning"),
         results_path=Path(results) if results else default_results_path(config.rootpath),
         report_path=config.rootpath / config.getoption("--trainbench-report"),
         loader=dict(

@@ -112,6 +112,9 @@ def add_options(parser: pytest.Parser) -> None:
                     help="merge the price file over the packaged catalog (default) or replace it; "
                          f"also ${PRICES_MODE_ENV}")
 
+    group.addoption("--tuning", choices=("tuned", "plain"), default="tuned",
+                    help="tuned (default): fused optimizers, and channels_last + cudnn.benchmark for CNNs on a GPU, "
+                         "as a tuned loop runs; plain: the model and optimizer as the workload builds them")
     group.addoption("--trainbench-progress", choices=("auto", "on", "off"), default="auto",
                     help="the plan line and progress inside benchmarks (phase, step k/N, s/step, time left): "
                          "auto = only when the output is a terminal (default), on = always, off = never")

@@ -35,6 +35,7 @@ class BenchSession:
     # --pin-memory, --persistent-workers); None = the harness's automatic choice
     loader: dict[str, Any] = field(default_factory=dict)
     activation_checkpointing: bool = False  # --activation-checkpointing
+    tuning: str = "tuned"  # --tuning
     environment: dict[str, Any] = field(default_factory=dict)
     records: list[Record] = field(default_factory=list)
     records_by_test: dict[str, list[Record]] = field(default_factory=dict)
