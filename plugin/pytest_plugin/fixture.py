@@ -59,6 +59,7 @@ class Bench:
         batch = cfg.batch_size or wl.default_batch_size(cfg.size)
         common = dict(kind=kind, workload=workload, size=cfg.size, precision=precision, batch_size=batch,
                       storage=cfg.storage, world_size=1, config=_config_json(cfg))
+        self.session.pending = dict(common)  # what an interruption record says was running
         peak = self.session.spec.peak_flops(_catalog_key(precision)) if self.session.spec else None
         try:
             out = run(cfg, peak_flops_per_s=peak, loader=loader)
