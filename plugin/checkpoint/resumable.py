@@ -250,10 +250,13 @@ def _run(cfg: TrainJobConfig, dist: _Dist, device: torch.device, say: Callable[[
                 trainer.precision.context(trainer.device):
             stop = _agree(preemption.requested, dist, device)
             while trainer.steps_done < cfg.steps and not stop:
+                t_step = time.perf_counter()
                 loss = trainer.step()
+                step_s = time.perf_counter() - t_step  # host wall time of the step (loss read back: synced)
                 step = trainer.steps_done
                 if log is not None:  # epoch: the one the step's last batch came from
-                    log.write(json.dumps({"step": step, "epoch": epochs.epoch, "loss": float(loss), "indices": seen.take()}) + "\n")
+                    log.write(json.dumps({"step": step, "epoch": epochs.epoch, "loss": float(loss),
+                                          "step_s": step_s, "indices": seen.take()}) + "\n")
                     log.flush()
                 seen.take()
                 stop = _agree(preemption.requested, dist, device)

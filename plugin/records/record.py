@@ -11,7 +11,7 @@ from typing import Any
 
 __all__ = ["Record", "KINDS", "STATUSES", "METRIC_KEYS"]
 
-KINDS = ("training", "input", "resume", "collective", "ddp", "preflight", "memory", "harness")
+KINDS = ("training", "input", "resume", "collective", "ddp", "preflight", "memory", "harness", "goodput")
 STATUSES = ("passed", "failed", "skipped", "oom", "error")
 
 # The metric keys with a fixed meaning (DESIGN.md "Metric definitions"); others may be added.
