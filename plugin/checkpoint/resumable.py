@@ -29,6 +29,7 @@ from ..records.atomic import atomic_write, atomic_write_text
 from .compare import final_state
 from .preempt import EXIT_PREEMPTED, MetadataWatcher, Preemption
 from .state import capture, check_fingerprint, rank_state, restore
+from .object_store import open_store
 from .store import CheckpointStore, LoadedCheckpoint, SavedCheckpoint
 from ..data import LoaderConfig, make_loader
 from ..errors import InputError
@@ -61,6 +62,8 @@ class TrainJobConfig:
     checkpoint_every: int = 0  # steps between periodic checkpoints; 0 = only at preemption and the end
     keep: int = 3  # newest checkpoints kept
     resume: str = "never"  # "auto": continue from the latest valid checkpoint in checkpoint_dir
+    overwrite: bool = False  # resume "never" into a directory with checkpoints: delete them first
+    s3_endpoint: str | None = None  # checkpoint_dir s3://...: endpoint (None = AWS's, or $AWS_ENDPOINT_URL)
     save_final: str | None = None  # final model + optimizer as a flat dict of tensors
     loss_log: str | None = None  # JSON lines: step, epoch, loss, sample indices
     summary_json: str | None = None  # what happened: saves, timings, resume point, exit code
@@ -188,8 +191,10 @@ def _run(cfg: TrainJobConfig, dist: _Dist, device: torch.device, say: Callable[[
     if cfg.resume == "auto" and not cfg.checkpoint_dir:
         raise InputError("--resume auto needs --checkpoint-dir (where to look for checkpoints)")
     lead = dist.rank == 0
-    store = CheckpointStore(cfg.checkpoint_dir, cfg.keep, warn=lambda m: say(f"warning: {m}")) if cfg.checkpoint_dir else None
+    store = (open_store(cfg.checkpoint_dir, cfg.keep, warn=lambda m: say(f"warning: {m}"), endpoint=cfg.s3_endpoint)
+             if cfg.checkpoint_dir else None)
     if store is not None and lead:
+        _claim(store, cfg, say)
         store.check_writable()  # a full or read-only disk fails now, not after an hour of training
 
     workload = get_workload(cfg.workload)
@@ -217,7 +222,7 @@ def _run(cfg: TrainJobConfig, dist: _Dist, device: torch.device, say: Callable[[
     epochs = trainer.batches
     seen = _SeenIndices(epochs)
     trainer.batches = seen
-    identity = cfg.identity(dist.world_size)
+    identity = {**cfg.identity(dist.world_size), "batch_size": batch}  # the batch used, not None for "default"
     result = JobResult(status="completed", exit_code=0, steps_done=0, start_step=0)
 
     if cfg.resume == "auto":
@@ -227,7 +232,7 @@ def _run(cfg: TrainJobConfig, dist: _Dist, device: torch.device, say: Callable[[
             restore(trainer, epochs, loaded.payload, dist.rank)
             result.resumed_from, result.load_s = str(loaded.path), loaded.seconds
             result.skipped = [[str(p), why] for p, why in loaded.skipped]
-            note = f" (skipped newer: {', '.join(p.name for p, _ in loaded.skipped)})" if loaded.skipped else ""
+            note = f" (skipped newer: {', '.join(Path(str(p)).name for p, _ in loaded.skipped)})" if loaded.skipped else ""
             if lead:
                 say(f"resumed from {loaded.path} (step {loaded.step}, epoch {epochs.epoch}){note}")
         elif lead:
@@ -251,12 +256,15 @@ def _run(cfg: TrainJobConfig, dist: _Dist, device: torch.device, say: Callable[[
                 listener.begin("train", time.perf_counter())
                 first = trainer.steps_done
             while trainer.steps_done < cfg.steps and not stop:
+                t_step = time.perf_counter()
                 loss = trainer.step()
+                step_s = time.perf_counter() - t_step  # host wall time of the step (loss read back: synced)
                 step = trainer.steps_done
                 if listener is not None and ((now := time.perf_counter()) >= listener.due or step == cfg.steps):
                     listener.report("train", step - first, cfg.steps - first, 0, now)
                 if log is not None:  # epoch: the one the step's last batch came from
-                    log.write(json.dumps({"step": step, "epoch": epochs.epoch, "loss": float(loss), "indices": seen.take()}) + "\n")
+                    log.write(json.dumps({"step": step, "epoch": epochs.epoch, "loss": float(loss),
+                                          "step_s": step_s, "indices": seen.take()}) + "\n")
                     log.flush()
                 seen.take()
                 stop = _agree(preemption.requested, dist, device)
@@ -290,6 +298,19 @@ def _run(cfg: TrainJobConfig, dist: _Dist, device: torch.device, say: Callable[[
     if lead and cfg.summary_json:
         atomic_write_text(cfg.summary_json, json.dumps({**asdict(result), **result.metrics()}, indent=1) + "\n")
     return result
+
+
+def _claim(store: Any, cfg: TrainJobConfig, say: Callable[[str], None]) -> None:
+    """A fresh run (no --resume) never mixes with an earlier run's checkpoints: keep-K would
+    delete the new ones by step number and `latest` could name a deleted file."""
+    if cfg.resume == "auto" or not store.has_checkpoints():
+        return
+    if not cfg.overwrite:
+        raise InputError(
+            f"--checkpoint-dir {store.directory} holds checkpoints of an earlier run; continue it with "
+            f"--resume auto, start over with --overwrite (deletes them), or pass a new directory")
+    store.clear()
+    say(f"--overwrite: removed the earlier checkpoints in {store.directory}")
 
 
 def _agree(flag: bool, dist: _Dist, device: torch.device) -> bool:

@@ -22,6 +22,7 @@ there -- and nothing in it runs.
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import pickle
@@ -96,15 +97,16 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}".strip(": ")
 
 
-def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
-    """Load and verify one checkpoint file; returns the whole document (payload inside).
+def read_checkpoint(path: str | os.PathLike, data: bytes | None = None) -> dict[str, Any]:
+    """Load and verify one checkpoint file (or its `data`, read from an object store, `path`
+    naming it in messages); returns the whole document (payload inside).
 
     Raises CheckpointRefused for a pickle that needs code, CheckpointCorrupt for anything else
     wrong with the file.
     """
-    path = Path(path)
+    source = io.BytesIO(data) if data is not None else Path(path)
     try:
-        doc = torch.load(path, map_location="cpu", weights_only=True)
+        doc = torch.load(source, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
         blocked = re.search(r"GLOBAL ([\w.]+)|global[: ]+([\w.]+)", str(exc))
         if blocked:
@@ -206,8 +208,19 @@ class CheckpointStore:
         for tmp in self.directory.glob(f".{POINTER}.*.tmp"):
             tmp.unlink(missing_ok=True)
 
+    def clear(self) -> None:
+        """--overwrite: remove an earlier run's checkpoints and its pointer (pointer first: a kill
+        half-way leaves no `latest` naming a deleted file)."""
+        (self.directory / POINTER).unlink(missing_ok=True)
+        for old in self.checkpoints():
+            old.unlink(missing_ok=True)
+        if self.directory.is_dir():
+            self._remove_stale_temps()
+
     def _prune(self) -> None:
-        for old in self.checkpoints()[self.keep:]:
+        # after the pointer names the new file; never the file it names, whatever the steps say
+        named = (self.pointer() or {}).get("file")
+        for old in [p for p in self.checkpoints() if p.name != named][max(0, self.keep - 1):]:
             try:
                 old.unlink()
             except OSError as exc:
@@ -220,6 +233,9 @@ class CheckpointStore:
             return []
         found = [(int(m.group(1)), p) for p in self.directory.iterdir() if (m := _NAME.match(p.name))]
         return [p for _, p in sorted(found, reverse=True)]
+
+    def has_checkpoints(self) -> bool:
+        return bool(self.checkpoints()) or (self.directory / POINTER).exists()
 
     def pointer(self) -> dict[str, Any] | None:
         try:

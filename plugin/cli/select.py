@@ -14,6 +14,7 @@ from pathlib import Path
 from ..records.atomic import atomic_write_text
 from ..catalog.gpus import CATALOG_DATE
 from ..catalog.prices import PRICE_MODES, PRICES_ENV, load_prices, packaged_prices
+from ..cost.measured_spot import measured_spot_assumptions
 from ..cost.spot import SpotAssumptions
 from ..records.results import load_results
 from ..select.export import render_json, render_terminal
@@ -46,8 +47,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="merge the price file over the catalog (default) or replace it")
     p.add_argument("--mtbi-hours", type=types.number("--mtbi-hours"), default=SpotAssumptions.mtbi_s / 3600,
                    help="assumed mean time between spot interruptions, hours (default %(default)g)")
-    p.add_argument("--restart-min", type=types.number("--restart-min"), default=SpotAssumptions.restart_s / 60,
-                   help="assumed minutes to get a replacement instance running (default %(default)g)")
+    p.add_argument("--restart-min", type=types.number("--restart-min"), default=None,
+                   help="minutes to get a replacement running (default: measured by bench/test_preemption.py "
+                        f"when the results hold goodput records, else assumed {SpotAssumptions.restart_s / 60:g})")
     p.add_argument("--ckpt-save-s", type=types.number("--ckpt-save-s"),
                    help="checkpoint write time in s (default: resume records, else estimated)")
     p.add_argument("--out", default="reports", help="directory for select.md, select.html and select.json (default %(default)s)")
@@ -64,7 +66,10 @@ def run(args) -> int:
         note += f"; price file {args.price_file or '$' + PRICES_ENV} ({args.price_mode or 'merge'})"
     cfg = SelectConfig(
         workload=args.workload, size=args.size, precision=args.precision, spot=args.spot, clouds=args.clouds,
-        spot_assumptions=SpotAssumptions(mtbi_s=args.mtbi_hours * 3600, restart_s=args.restart_min * 60),
+        spot_assumptions=measured_spot_assumptions(results, SpotAssumptions(
+            mtbi_s=args.mtbi_hours * 3600,
+            restart_s=(args.restart_min if args.restart_min is not None else SpotAssumptions.restart_s / 60) * 60,
+        ), restart_given=args.restart_min is not None),
         ckpt_save_s=args.ckpt_save_s,
     )
     groups = build_groups(results, prices, cfg)

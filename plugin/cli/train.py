@@ -36,12 +36,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="samples per epoch (default: one epoch covers the run); small values make runs cross epochs")
     p.add_argument("--lr-warmup", type=nonneg_int("--lr-warmup"), default=None,
                    help="linear LR warm-up steps before the cosine decay (default steps/10)")
-    p.add_argument("--checkpoint-dir", default=None, metavar="DIR")
+    p.add_argument("--checkpoint-dir", default=None, metavar="DIR",
+                   help="a directory, or s3://bucket/prefix (temp key, verified, then `latest` published)")
     p.add_argument("--checkpoint-every", type=nonneg_int("--checkpoint-every"), default=0, metavar="STEPS",
                    help="periodic checkpoint interval (0: only on preemption and at the end)")
     p.add_argument("--keep", type=positive_int("--keep"), default=3, help="newest checkpoints kept (default 3)")
     p.add_argument("--resume", choices=("auto", "never"), default="never",
                    help="auto: continue from the latest valid checkpoint in --checkpoint-dir (fresh start if none)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="without --resume: delete the checkpoints already in --checkpoint-dir and start at step 0")
+    p.add_argument("--s3-endpoint", default=None, metavar="URL",
+                   help="endpoint for an s3:// --checkpoint-dir (default: AWS's, or $AWS_ENDPOINT_URL); "
+                        "credentials from the usual AWS_* variables")
     p.add_argument("--save-final", default=None, metavar="PATH",
                    help="write final model + optimizer state (flat dict of tensors, weights_only-loadable)")
     p.add_argument("--loss-log", default=None, metavar="PATH",
@@ -75,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size, grad_accum=args.grad_accum, seed=args.seed, device=args.device,
         num_workers=args.num_workers, dataset_samples=args.dataset_samples, lr_warmup=args.lr_warmup,
         checkpoint_dir=args.checkpoint_dir, checkpoint_every=args.checkpoint_every, keep=args.keep,
-        resume=args.resume, save_final=args.save_final, loss_log=args.loss_log, summary_json=args.summary_json,
+        resume=args.resume, overwrite=args.overwrite, s3_endpoint=args.s3_endpoint, save_final=args.save_final, loss_log=args.loss_log, summary_json=args.summary_json,
         deterministic=args.deterministic, threads=args.threads, preempt_signal=int(args.preempt_signal),
         preempt_watch=args.preempt_watch, metadata_url=args.metadata_url, preempt_poll_s=args.preempt_poll_s,
         finetune=args.finetune,

@@ -41,6 +41,12 @@ class SpotAssumptions:
     restart_s: float = 300.0
     # Checkpoint write time used when no resume record measured one (stated as assumed).
     ckpt_save_s: float = 60.0
+    # From goodput records (cost/measured_spot.py): checkpoint save/load seconds on the store
+    # they ran against, and where the numbers come from; None / "assumed" without such records.
+    measured_save_s: float | None = None
+    measured_load_s: float | None = None
+    restart_measured: bool = False  # restart_s is a measured restart-to-first-step (load included)
+    source: str = "assumed"
 
 
 def young_interval(delta_s: float, mtbi_s: float) -> float:

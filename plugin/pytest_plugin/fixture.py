@@ -73,6 +73,7 @@ class Bench:
         batch = cfg.batch_size or wl.default_batch_size(cfg.size)
         common = dict(kind=kind, workload=workload, size=cfg.size, precision=precision, batch_size=batch,
                       storage=cfg.storage.text, world_size=1, config=_config_json(cfg))
+        self.session.pending = dict(common)  # what an interruption record says was running
         oom_message = None
         try:
             achievable = self.achievable_peak(precision)

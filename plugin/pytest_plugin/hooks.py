@@ -19,12 +19,14 @@ from ..records.record import Record
 from ..records.results import Results
 from ..catalog.profile import resolve_profile
 from .session import BenchSession, default_results_path
+from .persist import EXIT_INTERRUPTED, install_stop_handler, record_interruption, write_now
 
 pytest_plugins = ["trainbench.pytest_plugin.terminal"]  # plan line, progress, summary writing
 
 SESSION_KEY = pytest.StashKey[BenchSession]()
 _HOOK_WORKLOADS = pytest.StashKey[list]()
 _PRICES = pytest.StashKey[list]()  # price rows for cost_per_epoch_usd (validated at configure)
+_RESTORE_SIGTERM = pytest.StashKey[Callable[[], None]]()
 
 # Parametrized axes: a test that requests one of these fixtures gets one case per value. An axis
 # function returning None is not swept this session: the fixture of that name gives its default
@@ -150,8 +152,25 @@ def pytest_configure(config: pytest.Config) -> None:
         ),
     )
     config.stash[SESSION_KEY] = session
+    _configure_resume(config, session)
     configure_gate(config)  # reads --trainbench-baseline now: a bad file fails before benchmarks run
     _configure_storage(config)
+
+
+def _configure_resume(config: pytest.Config, bench: BenchSession) -> None:
+    path = config.getoption("--trainbench-resume")
+    if not path:
+        return
+    from .resume import load_resume
+
+    try:
+        done = load_resume(path, _environment(bench))
+    except TrainbenchError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    bench.environment, bench.results_path = done.environment, Path(path)
+    bench.session_index = len(done.environment["sessions"]) - 1
+    for rec in done.records:
+        bench.add(rec)
 
 
 def _configure_storage(config: pytest.Config) -> None:
@@ -169,6 +188,9 @@ def _configure_storage(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     from ..data import storage_context
 
+    if SESSION_KEY in session.config.stash:
+        session.config.stash[_RESTORE_SIGTERM] = install_stop_handler(session.config.stash[SESSION_KEY])
+
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     for line in storage_context().notes:  # e.g. "started a local S3 server (moto) at ...": shown even with -q
         if tr is not None:
@@ -180,6 +202,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     from ..workloads import workloads
 
     storage.close()  # stops a moto server this session started
+    config.stash.get(_RESTORE_SIGTERM, lambda: None)()
     # workloads a conftest registered through the hook belong to this session only
     for name in config.stash.get(_HOOK_WORKLOADS, []):
         workloads().unregister(name)
@@ -191,6 +214,17 @@ def _environment(bench: BenchSession) -> dict[str, Any]:
 
         bench.environment = capture_environment(bench.profile)
     return bench.environment
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    bench = config.stash.get(SESSION_KEY, None)
+    if bench is None or bench.session_index is None:
+        return
+    done = {r.test for r in bench.records}  # --trainbench-resume: what R.json has finished
+    skip = [item for item in items if item.nodeid in done]
+    if skip:
+        config.hook.pytest_deselected(items=skip)
+        items[:] = [item for item in items if item.nodeid not in done]
 
 
 @pytest.hookimpl(trylast=True)
@@ -241,6 +275,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
     return report
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: Any) -> Any:
+    bench = item.config.stash.get(SESSION_KEY, None)
+    if bench is not None:
+        bench.running, bench.pending = item.nodeid, {}
+    result = yield  # a stop (SIGTERM, Ctrl-C) raises through here: sessionfinish records it
+    if bench is not None:
+        bench.running = None
+        _write(item.config, bench)  # this test's records are on disk before the next test starts
+    return result
+
+
+def _write(config: pytest.Config, bench: BenchSession) -> None:
+    from ..data.report import storage_section
+    from ..report.compile_ratio import compile_lines
+
+    env = _environment(bench)
+    if bench.matmul_peaks:  # measured during the session: the denominators of mfu_achievable
+        env["matmul_peak"] = {p: peak.to_json() for p, peak in bench.matmul_peaks.items()}
+    write_now(bench, env, config.stash.get(_PRICES, None),
+              lambda records: [storage_section(records, markdown=True), compile_lines(records)])
+
+
 def _short(text: str, limit: int = 500) -> str:
     lines = [l for l in text.strip().splitlines() if l.startswith("E ")] or text.strip().splitlines()[-3:]
     return "\n".join(lines)[:limit]
@@ -248,22 +305,18 @@ def _short(text: str, limit: int = 500) -> str:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     bench = session.config.stash.get(SESSION_KEY, None)
-    if bench is None or not bench.records:
+    if bench is None:
         return
-    from ..cost import fill_costs
-    from ..report import write_summary_markdown
-    from ..records.results import write_results
-
-    fill_costs(bench.records, session.config.stash.get(_PRICES, None))
-    _environment(bench)
-    if bench.matmul_peaks:  # measured during the session: the denominators of mfu_achievable
-        bench.environment["matmul_peak"] = {p: peak.to_json() for p, peak in bench.matmul_peaks.items()}
-    write_results(bench.results_path, bench.environment, bench.records)
-    from ..data.report import storage_section
-    from ..report.compile_ratio import compile_lines
-
-    write_summary_markdown(bench.report_path, bench.environment, bench.records, bench.results_path,
-                           sections=[storage_section(bench.records, markdown=True), compile_lines(bench.records)])
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        record_interruption(bench)  # the benchmark in progress, if any: status error, "interrupted"
+    if bench.interrupted == "SIGTERM":
+        session.exitstatus = EXIT_INTERRUPTED  # documented in persist.py and README
+    if not bench.records:
+        return
+    bench.written = -1  # the last write also carries costs of records changed after their test
+    _write(session.config, bench)
+    if bench.interrupted is not None:
+        return  # no gate verdict on a sweep cut short
     gate_session(session, Results(bench.environment, bench.records, path=bench.results_path))
 
 
@@ -275,4 +328,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     tr = terminalreporter
     write_summary(tr, bench)
+    if bench.interrupted is not None:
+        code = f"exit {EXIT_INTERRUPTED}" if bench.interrupted == "SIGTERM" else "exit 2"
+        tr.write_line(f"interrupted by {bench.interrupted} ({code}): every finished record is in "
+                      f"{bench.results_path}; continue with --trainbench-resume={bench.results_path}")
     gate_terminal_summary(tr, config)

@@ -65,6 +65,10 @@ def add_options(parser: pytest.Parser) -> None:
                          "nothing is downloaded")
     group.addoption("--trainbench-results", default=None, metavar="PATH",
                     help="results file to write (default reports/results/<time>-<host>.json)")
+    group.addoption("--trainbench-resume", type=existing_path("--trainbench-resume"), default=None,
+                    metavar="PATH",
+                    help="continue the sweep recorded in this results file: benchmarks finished there are "
+                         "skipped, the rest run and are appended to it (same machine type and --gpu only)")
     group.addoption("--trainbench-report", default="reports/latest.md", metavar="PATH",
                     help="markdown summary written at session end (default reports/latest.md)")
     group.addoption("--storage", type=domain("--storage", parse_storage_list), default=None,

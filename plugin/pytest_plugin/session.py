@@ -1,9 +1,10 @@
 """Per-pytest-session state: the resolved device and --gpu profile, defaults, the records
-collected so far, and writing the results file at the end."""
+collected so far (written to disk after every test by `journal.py`)."""
 
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,12 @@ class BenchSession:
     records: list[Record] = field(default_factory=list)
     records_by_test: dict[str, list[Record]] = field(default_factory=dict)
     matmul_peaks: dict[str, Any] = field(default_factory=dict)  # precision -> MatmulPeak, measured once per session
+    running: str | None = None  # node id of the test in progress (None between tests)
+    pending: dict[str, Any] = field(default_factory=dict)  # axes of the benchmark in progress
+    interrupted: str | None = None  # "SIGTERM" / "SIGINT" once the session is being stopped
+    written: int = -1  # records on disk at the last write (nothing written yet: -1)
+    session_index: int | None = None  # under --trainbench-resume: this session in environment.sessions
+    write_s: list[float] = field(default_factory=list)  # seconds per durable write (results + md)
 
     @property
     def on_gpu(self) -> bool:
@@ -48,11 +55,15 @@ class BenchSession:
     def add(self, record: Record) -> Record:
         if record.gpu is None:
             record.gpu = self.profile
+        if self.session_index is not None:
+            record.config.setdefault("session", self.session_index)
         self.records.append(record)
         self.records_by_test.setdefault(record.test, []).append(record)
         return record
 
 
 def default_results_path(rootdir: Path) -> Path:
+    """`<UTC time>-<host>-<pid>.json`: the pid keeps two sessions started in the same second in
+    one checkout apart (live processes on one host never share a pid)."""
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return rootdir / "reports" / "results" / f"{stamp}-{socket.gethostname()}.json"
+    return rootdir / "reports" / "results" / f"{stamp}-{socket.gethostname()}-{os.getpid()}.json"

@@ -2,6 +2,8 @@
 
 Temp file in the target directory (same file system, so `os.replace` is atomic), flush,
 fsync, replace, then fsync the directory so the rename itself survives a power cut.
+The file gets the mode a plain `open(path, "w")` would (0666 less the umask: 0644 under umask
+022), not mkstemp's private 0600, which would otherwise survive the rename.
 """
 
 from __future__ import annotations
@@ -27,12 +29,20 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _umask() -> int:
+    """The process umask; reading it means setting it, so put it straight back."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], None]) -> Path:
     """Call `write(f)` on a temp file next to `path`, then move it over `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()

@@ -11,7 +11,8 @@ from typing import Any
 
 __all__ = ["Record", "KINDS", "STATUSES", "METRIC_KEYS"]
 
-KINDS = ("training", "input", "resume", "collective", "ddp", "preflight", "memory", "harness", "convergence")
+KINDS = ("training", "input", "resume", "collective", "ddp", "preflight", "memory", "harness", "convergence",
+         "goodput", "fsdp")
 STATUSES = ("passed", "failed", "skipped", "oom", "error")
 
 # The metric keys with a fixed meaning; others may be added.

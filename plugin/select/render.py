@@ -66,6 +66,14 @@ def _headers(group: Group) -> list[str]:
     return HEADERS + list(group.columns)
 
 
+def _restart_text(a) -> str:
+    if not a.restart_measured:
+        return f"restart {a.restart_s / 60:g} min (assumed, --restart-min) + checkpoint load"
+    return (f"restart {a.restart_s:.3g} s and checkpoint save {a.measured_save_s:.3g} s / load "
+            f"{a.measured_load_s or 0:.3g} s {a.source} (restart: process start to first step, load included; "
+            f"VM provisioning not included)")
+
+
 def _intro(cfg: SelectConfig, sources: Sequence[str], price_note: str) -> list[str]:
     a = cfg.spot_assumptions
     return [
@@ -73,7 +81,7 @@ def _intro(cfg: SelectConfig, sources: Sequence[str], price_note: str) -> list[s
         f"Prices: {price_note}",
         f"Ranked by {'expected spot' if cfg.spot else 'on-demand'} cost per epoch (rows that do not fit last).",
         f"Spot model: mean time between interruptions {a.mtbi_s / 3600:g} h (assumed, --mtbi-hours), "
-        f"restart {a.restart_s / 60:g} min (assumed, --restart-min) + checkpoint load; checkpoint "
+        f"{_restart_text(a)}; checkpoint "
         "interval from Daly (2006), T = sqrt(2 delta M)(1 + sqrt(delta/2M)/3 + delta/18M) - delta.",
         "Measured rows are measurements; projected rows are estimates from the analytic step cost "
         "(FLOPs and memory bytes) at a stated efficiency, never measurements (method per GPU below each "

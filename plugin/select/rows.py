@@ -187,6 +187,8 @@ def _checkpoint(resumes, workload: str, size: str, est: MemoryEstimate | None, c
     ckpt_bytes = None if est is None or est.state_bytes is None else est.param_bytes + (est.optimizer_bytes or 0)
     if cfg.ckpt_save_s:
         return CheckpointTiming(cfg.ckpt_save_s, cfg.ckpt_save_s, "given (--ckpt-save-s)")
+    if a.measured_save_s:  # goodput records: the store a spot job checkpoints to
+        return CheckpointTiming(a.measured_save_s, a.measured_load_s or a.measured_save_s, a.source)
     mine = [r for r in resumes if r.workload == workload and r.metrics.get("ckpt_save_s")]
     same = [r for r in mine if (r.size or "full") == size]
     if same:
@@ -273,7 +275,7 @@ def _group(workload, size, precision, candidates, resumes, prices, catalog, cfg)
         on_demand = spot = overhead = interval = None
         if hours is not None and price is not None:
             on_demand = cost_per_epoch(epoch, sps, price.price_per_gpu(False), count)
-            restart = a.restart_s + ckpt.load_s
+            restart = a.restart_s if a.restart_measured else a.restart_s + ckpt.load_s  # measured: load included
             s = spot_estimate(hours * 3600, price.price_per_gpu(True), count, ckpt.save_s, a.mtbi_s, restart)
             spot, overhead, interval = s.cost_usd, s.overhead, s.interval_s
         return CostRow(
