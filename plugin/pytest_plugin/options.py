@@ -16,9 +16,21 @@ from ..data.context import StorageSettings
 from ..distributed.topology import parse_topology_list
 from ..harness.precision import PRECISIONS
 
-__all__ = ["add_options", "prices_for", "settings_from_config", "DEFAULT_DIST_TIMEOUT_S"]
+__all__ = ["add_options", "prices_for", "settings_from_config", "DEFAULT_DIST_TIMEOUT_S", "time_floors"]
 
 DEFAULT_DIST_TIMEOUT_S = 900.0  # one torchrun launch, start-up included; a hang fails after this
+# Time floors of warm-up and measured window, seconds. CPU: a 2 s window (~150 tiny-GPT steps
+# instead of 10) keeps the default `pytest bench/` under 3 minutes on 2 cores. GPU: clocks and
+# autotuners settle in seconds; 20 s of steps spans the slow drifts of a shared host.
+CPU_MIN_WARMUP_S, CPU_MIN_WINDOW_S = 0.5, 2.0
+GPU_MIN_WARMUP_S, GPU_MIN_WINDOW_S = 10.0, 20.0
+
+
+def time_floors(config: Any, on_gpu: bool) -> tuple[float, float]:
+    """(min warm-up s, min window s): the options, else the device's defaults."""
+    warm, window = config.getoption("--min-warmup-s"), config.getoption("--min-window-s")
+    return (warm if warm is not None else (GPU_MIN_WARMUP_S if on_gpu else CPU_MIN_WARMUP_S),
+            window if window is not None else (GPU_MIN_WINDOW_S if on_gpu else CPU_MIN_WINDOW_S))
 
 
 def _storage_texts(value: str) -> list[str]:
@@ -49,6 +61,12 @@ def add_options(parser: pytest.Parser) -> None:
                     help="measured optimizer steps (default 10 on CPU, 50 on GPU)")
     group.addoption("--warmup", type=nonneg_int("--warmup"), default=None,
                     help="unmeasured warm-up steps first (default 3 on CPU, 10 on GPU)")
+    group.addoption("--min-warmup-s", type=number("--min-warmup-s", 0, low_open=False), default=None,
+                    help="warm-up also lasts at least this many seconds "
+                         f"(default {CPU_MIN_WARMUP_S:g} on CPU, {GPU_MIN_WARMUP_S:g} on GPU)")
+    group.addoption("--min-window-s", type=number("--min-window-s", 0, low_open=False), default=None,
+                    help="the measured window also lasts at least this many seconds, steps beyond --steps "
+                         f"included (default {CPU_MIN_WINDOW_S:g} on CPU, {GPU_MIN_WINDOW_S:g} on GPU)")
     group.addoption("--grad-accum", type=positive_int("--grad-accum"), default=1,
                     help="micro-batches per optimizer step (gradient accumulation)")
     group.addoption("--seed", type=nonneg_int("--seed"), default=0, help="seed for models and data")
