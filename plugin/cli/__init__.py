@@ -17,9 +17,9 @@ __all__ = ["main", "build_parser"]
 
 
 def _subcommands() -> list:
-    from . import bench, compare, data, gate, preflight, report, select, train
+    from . import bench, compare, data, gate, history, noise, preflight, report, select, train
 
-    return [bench, data, select, preflight, train, report, compare, gate]
+    return [bench, data, select, preflight, train, report, compare, gate, history, noise]
 
 
 class _Parser(argparse.ArgumentParser):
