@@ -75,7 +75,7 @@ def _run_fleet(args: argparse.Namespace) -> int:
     below = [m for m in placed if m.verdict == BELOW]
     head = (f"## trainbench gate --fleet: FAIL — {len(below)} metric(s) below the fleet's "
             f"{args.fleet_percentile:g}th percentile" if below else
-            f"## trainbench gate --fleet: PASS — this machine is in the fleet's range")
+            "## trainbench gate --fleet: PASS — this machine is in the fleet's range")
     text = "\n".join([head, "", tabulate(rows, ["benchmark", "metric", "this machine", "fleet range", "machines",
                                                  "percentile", "verdict"], tablefmt="github", disable_numparse=True)])
     print(text)

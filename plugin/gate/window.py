@@ -17,9 +17,8 @@ from ..errors import InputError
 from ..records.environment import ENV_MATCH_KEYS
 from ..records.record import Record
 from ..records.results import Results
-from ..report.cells import record_label
 from ..report.envdiff import EnvDiff, environment_differences
-from .compare import identity
+from .compare import index_records, no_match_error, nothing_compared_error
 from .metrics import GatedMetric, gated_metrics
 from .spread import Spread, measure_spread
 from .thresholds import DEFAULT_THRESHOLDS, Threshold, threshold_for
@@ -110,17 +109,6 @@ def check_same_environment(runs: Sequence[Results], what: str) -> None:
             )
 
 
-def _index(results: Results, notes: list[str]) -> dict[tuple, Record]:
-    out: dict[tuple, Record] = {}
-    for rec in results.records:
-        key = identity(rec)
-        if key in out:
-            notes.append(f"{results.path}: {record_label(rec)} appears twice; the first record is used")
-            continue
-        out[key] = rec
-    return out
-
-
 def _judge(metric: GatedMetric, base_values: list[float], current: float | None,
            threshold: Threshold | None, alpha: float) -> WindowMetric:
     absolute = bool(threshold and threshold.absolute)
@@ -175,8 +163,8 @@ def compare_window(baselines: Sequence[Results], current: Results,
     thresholds = DEFAULT_THRESHOLDS if thresholds is None else thresholds
     check_same_environment(list(baselines), "baseline")
     notes: list[str] = []
-    indexes = [_index(b, notes) for b in baselines]
-    cur_idx = _index(current, notes)
+    indexes = [index_records(b, notes) for b in baselines]
+    cur_idx = index_records(current, notes)
     envs = {"baseline": baselines[0].environment, "current": current.environment}
     blocking = environment_differences(envs, ENV_MATCH_KEYS)
     other = [d for d in environment_differences(envs) if d[0] not in ENV_MATCH_KEYS]
@@ -197,16 +185,7 @@ def compare_window(baselines: Sequence[Results], current: Results,
             out.benches.append(_compare_bench(cur, passed, thresholds, alpha))
     names = ", ".join(str(b.path) for b in baselines[:3]) + (" ..." if len(baselines) > 3 else "")
     if not matched:
-        raise InputError(
-            f"no matching benchmarks between baseline {names} and current {current.path} "
-            f"({len(cur_idx)} records): records match on kind, workload, size, precision, batch size, "
-            f"storage, topology, world size, GPU profile, test id (and collective op/size); run the "
-            f"same benchmarks with the same options for both"
-        )
+        raise no_match_error(names, current, len(cur_idx))
     if not out.benches:
-        why = "; ".join(f"{record_label(r)}: {w}" for r, w in out.not_compared[:5])
-        raise InputError(
-            f"nothing to compare between baseline {names} and current {current.path}: every matching "
-            f"benchmark was skipped or failed ({why}); a gate that compared nothing does not pass"
-        )
+        raise nothing_compared_error(names, current, out.not_compared)
     return out
