@@ -53,3 +53,11 @@ def test_bad_floor_is_a_usage_error(pytester, flag):
     result = pytester.runpytest_subprocess(flag)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{flag.split('=')[0]}*"])
+
+
+def test_bad_floor_in_the_environment_is_a_usage_error(pytester, monkeypatch):
+    pytester.makepyfile(test_bench=BENCH)
+    monkeypatch.setenv("TRAINBENCH_MIN_WINDOW_S", "long")
+    result = pytester.runpytest_subprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*$TRAINBENCH_MIN_WINDOW_S: expects a number*"])
