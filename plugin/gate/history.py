@@ -77,5 +77,6 @@ def build_history(runs: Sequence[Results], min_runs: int = MIN_HISTORY) -> list[
             if len(vals) < 2:
                 continue
             sigma = run_noise([math.log(v) for v in vals])
-            out.append(Series(label, metric, pos, vals, commits, find_steps(vals), sigma))
+            steps = find_steps(vals) if len(vals) >= min_runs else []  # too short a series: drawn, not judged
+            out.append(Series(label, metric, pos, vals, commits, steps, sigma))
     return out

@@ -44,6 +44,9 @@ def history_chart(s: Series) -> Chart:
         ax.text(s.runs[st.index] - 0.4, 0.03, f"{st.relative * 100:+.1f}% @ {s.commits[st.index]}",
                 transform=ax.get_xaxis_transform(), fontsize=8, color="#c44e52", ha="left", va="bottom",
                 bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1})
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # runs are whole numbers
     ax.set_xlabel("run (ordered by start time)")
     unit = f" ({s.metric.unit})" if s.metric.unit else ""
     ax.set_ylabel(s.metric.label + unit)
@@ -94,7 +97,8 @@ def write_history(runs: Sequence[Results], series: Sequence[Series], out_dir: st
         md += [f"![{c.caption}]({name})", ""]
     md_path = atomic_write_text(out / "history.md", "\n".join(md))
     tables = [Table("Detected steps", _HEADERS, changed, note, anchor="runs")] if changed else []
-    tables.append(Table("Every metric", _HEADERS, rows, "run-to-run noise: robust 1σ of ln(value) between consecutive runs"))
+    every = "run-to-run noise: robust 1σ of ln(value) between consecutive runs" + ("" if changed else "; no step detected in any metric")
+    tables.append(Table("Every metric", _HEADERS, rows, every, anchor="env"))  # both tables above the charts
     html = render_html(tables, charts, [], title=f"trainbench history ({span})")
     html_path = atomic_write_text(out / "history.html", html)
     return md_path, html_path
