@@ -17,9 +17,9 @@ __all__ = ["main", "build_parser"]
 
 
 def _subcommands() -> list:
-    from . import bench, compare, data, fleet, gate, preflight, report, select, train
+    from . import bench, compare, data, fleet, gate, history, noise, preflight, report, select, train
 
-    return [bench, data, select, preflight, train, report, compare, gate, fleet]
+    return [bench, data, select, preflight, train, report, compare, gate, history, noise, fleet]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -33,7 +33,9 @@ def _collectives_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", choices=tuple(DTYPES), default="float32")
     p.add_argument("--warmup", type=types.nonneg_int("--warmup"), default=3)
     p.add_argument("--trials", type=types.positive_int("--trials"), default=10)
-    p.add_argument("--iters", type=types.positive_int("--iters"), default=1, help="calls per timed trial")
+    p.add_argument("--iters", type=types.positive_int("--iters"), default=20,
+                   help="back-to-back calls per timed trial (default 20, as nccl-tests): a latency-bound "
+                        "size timed one call at a time measures the barrier and the clock, not the link")
     p.add_argument("--backend", choices=("auto", "nccl", "gloo"), default="auto")
     p.add_argument("--timeout", type=types.number("--timeout"), default=600.0, help="process-group timeout, seconds")
     p.add_argument("--topology", default="default", help="label recorded with --results")

@@ -31,6 +31,9 @@ __all__ = [
     "compare_metric",
     "compare_results",
     "identity",
+    "index_records",
+    "no_match_error",
+    "nothing_compared_error",
     "REGRESSION",
     "IMPROVEMENT",
     "NOISE",
@@ -180,7 +183,8 @@ def identity(record: Record) -> tuple:
     return record.key() + tuple(record.config.get(k) for k in IDENTITY_CONFIG)
 
 
-def _index(results: Results, notes: list[str]) -> dict[tuple, Record]:
+def index_records(results: Results, notes: list[str]) -> dict[tuple, Record]:
+    """{identity: record}; a second record of one identity is noted and left out."""
     out: dict[tuple, Record] = {}
     for rec in results.records:
         key = identity(rec)
@@ -229,6 +233,23 @@ def _compare_records(
     return bench
 
 
+def no_match_error(baseline: str, current: Results, n_current: int) -> InputError:
+    return InputError(
+        f"no matching benchmarks between baseline {baseline} and current {current.path} ({n_current} "
+        f"records): records match on kind, workload, size, precision, batch size, storage, topology, "
+        f"world size, GPU profile, test id (and collective op/size); run the same benchmarks with the "
+        f"same options for both"
+    )
+
+
+def nothing_compared_error(baseline: str, current: Results, not_compared: list[tuple[Record, str]]) -> InputError:
+    why = "; ".join(f"{record_label(r)}: {w}" for r, w in not_compared[:5])
+    return InputError(
+        f"nothing to compare between baseline {baseline} and current {current.path}: every matching "
+        f"benchmark was skipped or failed in one of them ({why}); a gate that compared nothing does not pass"
+    )
+
+
 def compare_results(
     base: Results,
     current: Results,
@@ -238,7 +259,7 @@ def compare_results(
     """Compare two loaded results files; InputError when no benchmark matches."""
     thresholds = DEFAULT_THRESHOLDS if thresholds is None else thresholds
     notes: list[str] = []
-    base_idx, cur_idx = _index(base, notes), _index(current, notes)
+    base_idx, cur_idx = index_records(base, notes), index_records(current, notes)
     envs = {"baseline": base.environment, "current": current.environment}
     blocking = environment_differences(envs, ENV_MATCH_KEYS)
     other = [d for d in environment_differences(envs) if d[0] not in ENV_MATCH_KEYS]
@@ -257,17 +278,7 @@ def compare_results(
         else:
             comparison.benches.append(_compare_records(bas, cur, thresholds, alpha))
     if not base_idx.keys() & cur_idx.keys():
-        raise InputError(
-            f"no matching benchmarks between baseline {base.path} ({len(base_idx)} records) and "
-            f"current {current.path} ({len(cur_idx)} records): records match on kind, workload, "
-            f"size, precision, batch size, storage, topology, world size, GPU profile, test "
-            f"id (and collective op/size); run the same benchmarks with the same options for both"
-        )
+        raise no_match_error(f"{base.path} ({len(base_idx)} records)", current, len(cur_idx))
     if not comparison.benches:
-        why = "; ".join(f"{record_label(r)}: {w}" for r, w in comparison.not_compared[:5])
-        raise InputError(
-            f"nothing to compare between baseline {base.path} and current {current.path}: every "
-            f"matching benchmark was skipped or failed in one of them ({why}); a gate that compared "
-            f"nothing does not pass"
-        )
+        raise nothing_compared_error(str(base.path), current, comparison.not_compared)
     return comparison

@@ -43,6 +43,8 @@ class RunConfig:
     batch_size: int | None = None  # micro-batch; None = the workload's default for the size
     steps: int = 10  # measured optimizer steps
     warmup: int = 3  # unmeasured steps first: allocator, cudnn autotune, worker start-up
+    min_warmup_s: float = 0.0  # warm-up also lasts at least this long: clocks, caches, autotuners settle
+    min_window_s: float = 0.0  # the measured window also lasts at least this long (0.1 s says little)
     grad_accum: int = 1  # micro-batches per optimizer step
     seed: int = 0
     device: str = "auto"
@@ -148,7 +150,8 @@ def run(cfg: RunConfig, gpu: GpuSpec | None = None, loader: Any | None = None,
     batch = cfg.batch_size or workload.default_batch_size(cfg.size)
     with trainer.precision.context(trainer.device):
         compiled = compile_warmup(trainer, trainer.modes["compile_info"])  # before, never inside, the window
-        m = measure(trainer, warmup=cfg.warmup, steps=cfg.steps, samples_per_step=batch * cfg.grad_accum)
+        m = measure(trainer, warmup=cfg.warmup, steps=cfg.steps, samples_per_step=batch * cfg.grad_accum,
+                    min_warmup_s=cfg.min_warmup_s, min_window_s=cfg.min_window_s)
     metrics = training_metrics(
         m,
         flops_per_sample=workload.flops_per_sample(cfg.size),

@@ -39,6 +39,7 @@ class Bench:
         s = self.session
         base = dict(
             workload=workload, size=s.size, batch_size=s.batch_size, steps=s.steps, warmup=s.warmup,
+            min_warmup_s=s.min_warmup_s, min_window_s=s.min_window_s,
             grad_accum=s.grad_accum, seed=s.seed, device=str(s.device), weights=s.weights, **s.loader,
             activation_checkpointing=s.activation_checkpointing, tuning=s.tuning,
         )
@@ -117,4 +118,8 @@ def _measurement_config(out: RunOutput) -> dict[str, Any]:
         "losses": m.losses,
         "input_wait_s": m.input_wait_s,
         "telemetry": m.telemetry,
+        "warmup_steps": m.warmup_steps,  # steps and seconds the warm-up took (floors: min_warmup_s)
+        "warmup_s": m.warmup_s,
+        "measured_steps": len(m.step_times_s),
+        "window_s": m.wall_s,  # the measured window's actual length (floor: min_window_s)
     }

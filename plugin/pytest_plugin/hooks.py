@@ -129,6 +129,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     on_gpu = device.type == "cuda"
     results = config.getoption("--trainbench-results")
+    from .options import time_floors
+
+    min_warmup_s, min_window_s = time_floors(config, on_gpu)
     session = BenchSession(
         profile=profile,
         spec=spec,
@@ -136,6 +139,8 @@ def pytest_configure(config: pytest.Config) -> None:
         size=config.getoption("--size") or ("full" if on_gpu else "tiny"),
         steps=config.getoption("--steps") or (50 if on_gpu else 10),
         warmup=config.getoption("--warmup") if config.getoption("--warmup") is not None else (10 if on_gpu else 3),
+        min_warmup_s=min_warmup_s,
+        min_window_s=min_window_s,
         grad_accum=config.getoption("--grad-accum"),
         seed=config.getoption("--seed"),
         batch_size=config.getoption("--batch-size"),

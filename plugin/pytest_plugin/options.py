@@ -4,6 +4,8 @@ readers that turn the options into domain settings (storage, prices)."""
 
 from __future__ import annotations
 
+import argparse
+import os
 from typing import Any
 
 import pytest
@@ -18,9 +20,38 @@ from ..harness.compile import COMPILE_MODES
 from ..harness.finetune import FINETUNE_MODES
 from ..harness.precision import PRECISIONS
 
-__all__ = ["add_options", "prices_for", "settings_from_config", "DEFAULT_DIST_TIMEOUT_S"]
+__all__ = ["add_options", "prices_for", "settings_from_config", "DEFAULT_DIST_TIMEOUT_S", "time_floors"]
 
 DEFAULT_DIST_TIMEOUT_S = 900.0  # one torchrun launch, start-up included; a hang fails after this
+# Time floors of warm-up and measured window, seconds. CPU: a 2 s window instead of 10 steps
+# (~0.1 s); the 6 windows of the default `pytest bench/` spent 22 s in warm-up + window together
+# (measured, loaded 2-core box), a small share of the suite. GPU: clocks and autotuners settle
+# in seconds; 20 s of steps spans the slow drifts of a shared host.
+CPU_MIN_WARMUP_S, CPU_MIN_WINDOW_S = 0.5, 2.0
+GPU_MIN_WARMUP_S, GPU_MIN_WINDOW_S = 10.0, 20.0
+
+
+FLOOR_ENV = {"--min-warmup-s": "TRAINBENCH_MIN_WARMUP_S", "--min-window-s": "TRAINBENCH_MIN_WINDOW_S"}
+
+
+def _floor(config: Any, flag: str, default: float) -> float:
+    """The option, else its environment variable (the project's own tests set 0), else default."""
+    value = config.getoption(flag)
+    if value is not None:
+        return value
+    env = os.environ.get(FLOOR_ENV[flag])
+    if env is None:
+        return default
+    try:
+        return number(FLOOR_ENV[flag], 0, low_open=False)(env)
+    except argparse.ArgumentTypeError as exc:
+        raise pytest.UsageError(f"${FLOOR_ENV[flag]}: {exc}; unset it or give seconds >= 0") from None
+
+
+def time_floors(config: Any, on_gpu: bool) -> tuple[float, float]:
+    """(min warm-up s, min window s): the options, else $TRAINBENCH_MIN_*_S, else the device's defaults."""
+    return (_floor(config, "--min-warmup-s", GPU_MIN_WARMUP_S if on_gpu else CPU_MIN_WARMUP_S),
+            _floor(config, "--min-window-s", GPU_MIN_WINDOW_S if on_gpu else CPU_MIN_WINDOW_S))
 
 
 def _price_file(value: str) -> str:
@@ -57,6 +88,12 @@ def add_options(parser: pytest.Parser) -> None:
                     help="measured optimizer steps (default 10 on CPU, 50 on GPU)")
     group.addoption("--warmup", type=nonneg_int("--warmup"), default=None,
                     help="unmeasured warm-up steps first (default 3 on CPU, 10 on GPU)")
+    group.addoption("--min-warmup-s", type=number("--min-warmup-s", 0, low_open=False), default=None,
+                    help="warm-up also lasts at least this many seconds; also $TRAINBENCH_MIN_WARMUP_S "
+                         f"(default {CPU_MIN_WARMUP_S:g} on CPU, {GPU_MIN_WARMUP_S:g} on GPU)")
+    group.addoption("--min-window-s", type=number("--min-window-s", 0, low_open=False), default=None,
+                    help="the measured window also lasts at least this many seconds, steps beyond --steps "
+                         f"included; also $TRAINBENCH_MIN_WINDOW_S (default {CPU_MIN_WINDOW_S:g} on CPU, {GPU_MIN_WINDOW_S:g} on GPU)")
     group.addoption("--grad-accum", type=positive_int("--grad-accum"), default=1,
                     help="micro-batches per optimizer step (gradient accumulation)")
     group.addoption("--seed", type=nonneg_int("--seed"), default=0, help="seed for models and data")

@@ -26,6 +26,8 @@ class BenchSession:
     size: str
     steps: int
     warmup: int
+    min_warmup_s: float  # time floors of warm-up and window (options.time_floors)
+    min_window_s: float
     grad_accum: int
     seed: int
     batch_size: int | None

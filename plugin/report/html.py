@@ -41,11 +41,12 @@ def _chart(c: Chart) -> str:
     )
 
 
-def render_html(tables: Sequence[Table], charts: Sequence[Chart], absent_charts: Sequence[str]) -> str:
+def render_html(tables: Sequence[Table], charts: Sequence[Chart], absent_charts: Sequence[str],
+                title: str = "trainbench comparison report") -> str:
     parts = [
         "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8"><title>trainbench comparison report</title>',
-        f"<style>{_CSS}</style></head><body><h1>trainbench comparison report</h1>",
+        f'<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>',
+        f"<style>{_CSS}</style></head><body><h1>{escape(title)}</h1>",
     ]
     parts += [_table(t) for t in tables[:2] if t.anchor in ("runs", "env")]  # who ran where, first
     if charts or absent_charts:

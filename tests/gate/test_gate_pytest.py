@@ -1,4 +1,4 @@
-"""`pytest --trainbench-baseline FILE`: the session gates itself (pytester, as users run it)."""
+"""`pytest --trainbench-baseline PATH` (files, a directory, repeated): the session gates itself (pytester, as users run it)."""
 
 import json
 
@@ -38,17 +38,29 @@ def _baseline(pytester, doc, speed: float, **env):
 
 
 def test_regression_fails_the_session_with_a_table(pytester, first_run):
-    base = _baseline(pytester, first_run, speed=20.0)  # a baseline 20x faster: beyond any noise here
-    result = pytester.runpytest(*FAST, f"--trainbench-baseline={base}", "--trainbench-results=cur.json")
+    # three baseline runs ~20x faster, 2% apart: beyond any noise here, and a measured spread
+    bases = [_baseline(pytester, first_run, speed=s) for s in (20.0, 19.6, 20.4)]
+    result = pytester.runpytest(*FAST, *(f"--trainbench-baseline={b}" for b in bases), "--trainbench-results=cur.json")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(passed=1)  # the test itself passed; the gate failed the session
     result.stdout.fnmatch_lines([
         "*trainbench gate: FAILED*",
-        "PerformanceRegression: 1 of 1 benchmarks regressed against *baseline-20.0.json*",
+        "PerformanceRegression: 1 of 1 benchmarks regressed against 3 baseline runs (*baseline-*.json ...)*",
         "*| benchmark *| metric *|*",
         "*test_bench.py::test_training*| samples/s *| regression |",
     ])
     assert load_results(pytester.path / "cur.json").records  # results still written
+
+    # the same three runs as a directory; one of them alone cannot measure the spread
+    folder = pytester.path / "window"
+    folder.mkdir()
+    for b in bases:
+        b.rename(folder / b.name)
+    result = pytester.runpytest(*FAST, f"--trainbench-baseline={folder}")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result = pytester.runpytest(*FAST, f"--trainbench-baseline={folder / 'baseline-20.0.json'}")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*trainbench gate: passed (1 benchmarks vs 1 baseline run(s))*"])
 
 
 def test_faster_than_baseline_passes_other_environment_refused_unless_allowed(pytester, first_run):
@@ -56,7 +68,7 @@ def test_faster_than_baseline_passes_other_environment_refused_unless_allowed(py
     result = pytester.runpytest(*FAST, f"--trainbench-baseline={base}",
                                 "--trainbench-max-regression=throughput=10%,peak_mem=off")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*trainbench gate: passed (1 benchmarks vs *baseline-0.05.json)*"])
+    result.stdout.fnmatch_lines(["*trainbench gate: passed (1 benchmarks vs 1 baseline run(s))*"])
 
     other = _baseline(pytester, first_run, speed=0.05, torch="1.0.0", cpu_count=64)
     result = pytester.runpytest(*FAST, f"--trainbench-baseline={other}")
@@ -106,5 +118,5 @@ def test_baseline_without_these_benchmarks_is_a_usage_error(pytester, first_run)
 def test_options_in_pytest_help(pytester):
     result = pytester.runpytest("--help")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*--trainbench-baseline=FILE*", "*--trainbench-max-regression=SPEC*",
+    result.stdout.fnmatch_lines(["*--trainbench-baseline=PATH*", "*--trainbench-fail-on-suspicious*", "*--trainbench-max-regression=SPEC*",
                                  "*--trainbench-allow-env-mismatch*"])

@@ -22,8 +22,13 @@ def test_workflow_parses_and_uses_real_flags():
     spec = re.search(r"--max-regression (\S+)", scripts).group(1)
     parse_thresholds(spec)  # raises on an unknown metric or bad value
     parser = build_parser()
-    for command in ("gate", "report"):
+    for command in ("gate", "report", "noise", "history"):
         assert f"trainbench {command} " in scripts
-    args = parser.parse_args(["gate", "--baseline", "b.json", "--current", "c.json", "--max-regression", spec])
+    # the baseline is a directory holding a rolling window of main's results
+    assert 'trainbench gate --baseline "${{ steps.baseline.outputs.dir }}"' in scripts
+    assert int(job["env"]["WINDOW_RUNS"]) >= 3  # the least that measures a run-to-run spread
+    args = parser.parse_args(["gate", "--baseline", "window/", "--current", "c.json", "--max-regression", spec])
     assert args.func is not None
+    for argv in (["noise", "window/"], ["history", "window/", "--out", "reports/history"]):
+        assert parser.parse_args(argv).func is not None
     assert "--trainbench-results=" in scripts and "pytest bench/" in scripts

@@ -1,0 +1,54 @@
+"""`trainbench noise RESULTS...`: the run-to-run spread of repeated runs, per benchmark and metric,
+and the smallest regression a window gate of these runs can catch at --alpha.
+
+Feed it 3+ results files of the same code on the same machine (a directory works). A threshold
+below the "smallest catchable" column makes the gate answer "suspicious" instead of
+"regression" for changes of that size: pick --max-regression at or above it.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tabulate import tabulate
+
+from ..gate.files import load_series
+from ..gate.noise import measure_noise
+from ..gate.window import DEFAULT_FALSE_ALARM
+from ..report.cells import format_metric
+from . import types
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("noise", help="run-to-run spread of repeated runs and the smallest catchable regression",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", nargs="+", metavar="RESULTS", help="results files, directories or globs")
+    p.add_argument("--alpha", type=types.probability("--alpha"), default=DEFAULT_FALSE_ALARM,
+                   help="false-alarm rate per metric, as the gate uses it (default %(default)g)")
+    p.set_defaults(func=run)
+    return p
+
+
+def _pct(x: float | None, absolute: bool) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x * 100:.2g}pp" if absolute else f"{x * 100:.2g}%"
+
+
+def run(args: argparse.Namespace) -> int:
+    runs = load_series(args.paths, "noise")
+    rows = []
+    for r in measure_noise(runs, args.alpha):
+        s = r.spread
+        rows.append([r.label, r.metric.label, str(s.runs), format_metric(r.metric.key, s.center),
+                     "±" + _pct(s.spread, s.absolute), _pct(r.detectable, s.absolute),
+                     str(r.threshold) if r.threshold else "off",
+                     "ok" if r.threshold is None or r.detectable is None or r.detectable <= r.threshold.value
+                     else "raise it"])
+    print(f"## trainbench noise: {len(runs)} runs, false-alarm rate {args.alpha:g} per metric\n")
+    print(tabulate(rows, ["benchmark", "metric", "runs", "median", "run-to-run spread (1σ)",
+                          "smallest catchable regression", "default threshold", "threshold vs noise"],
+                   tablefmt="github", disable_numparse=True))
+    return 0
