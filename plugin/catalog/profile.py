@@ -17,6 +17,16 @@ def _detected() -> tuple[str | None, int | None]:
     return props.name, props.total_memory
 
 
+def _refuse_unusable_gpu() -> None:
+    """The driver sees GPUs that torch cannot use (a torch build newer than the driver's CUDA):
+    stop rather than benchmark the CPU under a GPU machine's name."""
+    from ..preflight.gpu_trap import driver_view, unusable_gpu_message
+
+    message = unusable_gpu_message(torch.__version__, torch.version.cuda, False, driver_view())
+    if message:
+        raise DeviceMismatch(message)
+
+
 def resolve_profile(requested: str) -> tuple[str, GpuSpec | None, torch.device]:
     """(profile label, catalog spec or None, device) for --gpu; refuses a contradiction.
 
@@ -24,6 +34,8 @@ def resolve_profile(requested: str) -> tuple[str, GpuSpec | None, torch.device]:
     that is present, or every number in the results would be mislabelled.
     """
     name, memory = _detected()
+    if name is None and requested != "cpu":
+        _refuse_unusable_gpu()
     found = detect_gpu(name, memory)
     found_label = found.name if found else f"unknown GPU {name!r}"
     if requested == "auto":

@@ -15,7 +15,7 @@ import torch
 
 from .probe import ReadProbe, probe_read
 
-__all__ = ["Facts", "GpuFacts", "gather_facts", "shm_bytes", "in_container"]
+__all__ = ["Facts", "GpuFacts", "gather_facts", "nvml_summary", "shm_bytes", "in_container"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def in_container() -> bool:
     return any(word in text for word in ("docker", "kubepods", "containerd", "libpod"))
 
 
-def _nvml() -> tuple[int | None, str | None, int | None, list[GpuFacts]]:
+def nvml_summary() -> tuple[int | None, str | None, int | None, list[GpuFacts]]:
     """(gpu count, driver version, driver CUDA, GPUs) from NVML; Nones when there is no driver."""
     try:
         import pynvml
@@ -116,7 +116,7 @@ def _nccl() -> str | None:
 
 def gather_facts(data_dir: str | os.PathLike = ".", read_probe: bool = True) -> Facts:
     """Look at this machine. `read_probe=False` skips the disk read measurement."""
-    count, drv, drv_cuda, nvml_gpus = _nvml()
+    count, drv, drv_cuda, nvml_gpus = nvml_summary()
     cuda = torch.cuda.is_available()
     gpus = _torch_gpus() if cuda else nvml_gpus
     data = Path(data_dir)
