@@ -6,6 +6,7 @@ import torch
 
 from ..errors import DeviceMismatch
 from .gpus import GpuSpec, detect_gpu, get_gpu
+from .mig import mig_reason, mig_signals, mig_spec, parent_name
 
 __all__ = ["resolve_profile"]
 
@@ -37,6 +38,10 @@ def resolve_profile(requested: str) -> tuple[str, GpuSpec | None, torch.device]:
     if name is None and requested != "cpu":
         _refuse_unusable_gpu()
     found = detect_gpu(name, memory)
+    if name is not None and found is not None:
+        reason = mig_reason(found, memory, mig_signals(0))
+        if reason:
+            found = mig_spec(found, reason)
     found_label = found.name if found else f"unknown GPU {name!r}"
     if requested == "auto":
         if name is None:
@@ -45,11 +50,11 @@ def resolve_profile(requested: str) -> tuple[str, GpuSpec | None, torch.device]:
     spec = get_gpu(requested)
     if spec.name == "cpu":
         return "cpu", spec, torch.device("cpu")
-    if found is None or found.name != spec.name:
+    if found is None or parent_name(found.name) != spec.name:
         what = "no CUDA GPU (CPU only)" if name is None else f"{name} (profile {found_label})"
         raise DeviceMismatch(
             f"--gpu={requested} was requested but the detected device is {what}; run on a "
             f"{requested} machine, or pass --gpu=auto (or the detected profile) so results are "
             f"not mislabelled"
         )
-    return spec.name, spec, torch.device("cuda:0")
+    return found.name, found, torch.device("cuda:0")  # a MIG slice keeps its own (peak-less) profile
