@@ -13,6 +13,7 @@ from pathlib import Path
 
 import torch
 
+from ..cost.device_memory import DeviceMemory, measure_device_memory
 from .probe import ReadProbe, probe_read
 
 __all__ = ["Facts", "GpuFacts", "gather_facts", "nvml_summary", "shm_bytes", "in_container"]
@@ -43,6 +44,7 @@ class Facts:
     in_container: bool = False  # Docker/containerd/Kubernetes: /dev/shm defaults to 64 MB there
     cpu_count: int = 1
     visible_devices: str | None = None  # $CUDA_VISIBLE_DEVICES as set ("" hides every GPU)
+    gpu_memory: DeviceMemory | None = None  # free/total of cuda:0 from torch.cuda.mem_get_info; None = no GPU
 
 
 def shm_bytes(path: str = "/dev/shm") -> int | None:
@@ -142,5 +144,6 @@ def gather_facts(data_dir: str | os.PathLike = ".", read_probe: bool = True) -> 
         shm_bytes=shm_bytes(),
         in_container=in_container(),
         visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+        gpu_memory=measure_device_memory("cuda:0") if cuda else None,
         cpu_count=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
     )
