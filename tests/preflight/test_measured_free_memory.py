@@ -39,3 +39,4 @@ def test_a_mig_profile_without_catalog_memory_is_judged_on_the_measurement():
 
 def test_no_cuda_device_measures_nothing():
     assert measure_device_memory("cpu") is None
+
