@@ -7,8 +7,8 @@ One uninterrupted reference run, and the same run stopped twice in fresh process
 at step k1 (graceful: finish the step, checkpoint, exit 75), then SIGKILL at step k2 (hard:
 the next start resumes from the last periodic checkpoint and replays the steps after it), then
 resumed to the end. Per-step losses, the samples each step consumed, and the final parameters
-+ optimizer state are compared: bitwise on CPU (deterministic mode, one thread); on GPU within
-the per-precision tolerance of plugin/checkpoint/compare.py TOLERANCES. The record (kind
++ optimizer state are compared: bitwise on CPU and GPU alike (deterministic mode; one thread on
+CPU): a per-precision tolerance would let a lost or repeated optimizer step pass. The record (kind
 "resume") carries ckpt_bytes, ckpt_save_s, ckpt_load_s (median per checkpoint, synchronous
 torch.save + fsync) and ckpt_async_save_s (the blocking part of
 torch.distributed.checkpoint.async_save; None with the reason where unavailable).
@@ -22,8 +22,9 @@ import pytest
 import torch
 
 from trainbench.checkpoint import (
-    TOLERANCES, compare_logs, compare_states, read_checkpoint, read_loss_log, within_tolerance,
+    compare_logs, compare_states, read_checkpoint, read_loss_log,
 )
+from trainbench.checkpoint.compare import resume_verdict
 from trainbench.checkpoint.async_timing import time_async_save
 from trainbench.checkpoint.drill import Drill, train
 from trainbench.checkpoint.preempt import EXIT_PREEMPTED
@@ -78,12 +79,8 @@ def test_resume(trainbench, tb_workload, tb_precision, tb_finetune, tmp_path):
     state = {"model": last["model"], "optimizer": last["optimizer"]}
     time_async_save(state, tmp_path / "dcp-warmup")  # first call builds the thread pool and planner
     timing = time_async_save(state, tmp_path / "dcp")
-    if on_gpu:
-        ok = within_tolerance(ref, got, tb_precision) and logs["data_equal"]
-        criterion = f"GPU: |a-b| <= atol + rtol*|ref|, (rtol, atol) = {TOLERANCES[tb_precision]}; same data"
-    else:
-        ok = states["bitwise_equal"] and logs["loss_bitwise_equal"] and logs["data_equal"]
-        criterion = "CPU deterministic: bitwise equal parameters, optimizer state and losses; same data"
+    # the drill runs --deterministic on CPU and GPU alike: bitwise, or a lost step would pass
+    ok, criterion = resume_verdict(states, logs, ref, got, tb_precision, deterministic=True)
     rec = trainbench.record(
         kind="resume", workload=tb_workload, size=s.size, precision=tb_precision, batch_size=batch,
         status="passed" if ok else "failed",

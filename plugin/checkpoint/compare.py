@@ -5,8 +5,10 @@ writes; `torch.load(weights_only=True)` reads it). `compare_states` reports bitw
 (byte-for-byte, NaN-safe) and the max absolute / relative difference; `compare_logs` compares
 per-step losses and the sample indices each step consumed.
 
-GPU tolerances (final parameters and optimizer state, |a - b| <= atol + rtol * |b|): stated
-per precision; bitwise equality is the requirement on CPU in deterministic mode.
+`resume_verdict` decides: in deterministic mode (the drill always runs it, on CPU and GPU) the
+resumed run must be bitwise equal -- one lost or repeated AdamW step moves a weight by about lr,
+well inside any reduced-precision tolerance, so a tolerance would pass it. TOLERANCES (|a - b| <=
+atol + rtol * |b|, per precision) are only for runs outside deterministic mode, and say so.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["TOLERANCES", "final_state", "compare_states", "within_tolerance", "read_loss_log", "compare_logs"]
+__all__ = ["TOLERANCES", "resume_verdict", "final_state", "compare_states", "within_tolerance", "read_loss_log", "compare_logs"]
 
 # precision -> (rtol, atol) for a resume on a GPU: reduced-precision matmuls round differently
 # when kernel choice or accumulation order differs between processes.
@@ -103,3 +105,20 @@ def compare_logs(reference: list[dict[str, Any]], other: list[dict[str, Any]]) -
         "data_equal": not data_mismatch and sorted(got) == steps,
         "first_data_mismatch_step": data_mismatch[0] if data_mismatch else None,
     }
+
+
+def resume_verdict(states: dict[str, Any], logs: dict[str, Any], reference: dict[str, torch.Tensor],
+                   other: dict[str, torch.Tensor], precision: str, deterministic: bool = True) -> tuple[bool, str]:
+    """(passed, criterion) for a resumed run against the uninterrupted one.
+
+    `states` from `compare_states`, `logs` from `compare_logs`. Deterministic mode: bitwise equal
+    parameters, optimizer state and per-step losses, and the same samples at every step.
+    Otherwise the per-precision tolerance, with the same data and the same number of steps."""
+    same_data = bool(logs["data_equal"])
+    if deterministic:
+        ok = bool(states["bitwise_equal"] and logs["loss_bitwise_equal"] and same_data)
+        return ok, "deterministic mode: bitwise equal parameters, optimizer state and losses; same data"
+    rtol, atol = TOLERANCES[precision]
+    ok = within_tolerance(reference, other, precision) and same_data
+    return ok, (f"not deterministic: |a-b| <= atol + rtol*|ref|, (rtol, atol) = ({rtol}, {atol}); same data "
+                f"(a tolerance cannot tell a lost step from rounding)")

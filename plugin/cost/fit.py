@@ -3,7 +3,8 @@ change when it does not (AMP, gradient accumulation, activation checkpointing, s
 which training modes fit (full or LoRA fine-tuning, each with or without activation
 checkpointing, and full fine-tuning sharded with FSDP over k cards).
 
-Usable memory = catalog memory x (1 - HEADROOM) - CUDA_CONTEXT: the estimate leaves out the
+Usable memory = catalog memory x (1 - HEADROOM) - CUDA_CONTEXT, or on the machine itself the
+free memory `torch.cuda.mem_get_info` reports x (1 - HEADROOM) when smaller: the estimate leaves out the
 transient buffers of backward, allocator fragmentation and the CUDA context, so a stated slice
 of the card is kept back for them.
 """
@@ -15,6 +16,7 @@ from functools import lru_cache
 from typing import Mapping
 
 from ..catalog.gpus import GpuSpec
+from .device_memory import DeviceMemory
 from .memory import MemoryEstimate, estimate_memory
 
 __all__ = ["HEADROOM", "CUDA_CONTEXT_BYTES", "Fit", "usable_bytes", "check_fit",
@@ -36,19 +38,25 @@ class Fit:
     advice: tuple[str, ...] = field(default_factory=tuple)
 
 
-def usable_bytes(gpu: GpuSpec) -> float | None:
-    if gpu.memory_bytes is None:
-        return None
-    return gpu.memory_bytes * (1.0 - HEADROOM) - CUDA_CONTEXT_BYTES
+def usable_bytes(gpu: GpuSpec, measured: DeviceMemory | None = None) -> float | None:
+    """Catalog memory less headroom and context; with a measurement of the machine, its free
+    memory less the headroom share of it (the context is already counted out), whichever is smaller."""
+    catalog = None if gpu.memory_bytes is None else gpu.memory_bytes * (1.0 - HEADROOM) - CUDA_CONTEXT_BYTES
+    if measured is None:
+        return catalog
+    free = measured.free_bytes * (1.0 - HEADROOM)
+    return free if catalog is None else min(free, catalog)
 
 
 def _gb(n: float) -> str:
     return f"{n / 1e9:.1f} GB"
 
 
-def check_fit(est: MemoryEstimate, gpu: GpuSpec, batch: int, amp_est: MemoryEstimate | None = None) -> Fit:
-    """Fit of `est` at `batch` on `gpu`; `amp_est` (same workload under AMP) sharpens the advice."""
-    usable, needed = usable_bytes(gpu), est.total_bytes(batch)
+def check_fit(est: MemoryEstimate, gpu: GpuSpec, batch: int, amp_est: MemoryEstimate | None = None,
+              measured: DeviceMemory | None = None) -> Fit:
+    """Fit of `est` at `batch` on `gpu`; `amp_est` (same workload under AMP) sharpens the advice;
+    `measured` is the free memory of the device the run is on (None: the catalog's size)."""
+    usable, needed = usable_bytes(gpu, measured), est.total_bytes(batch)
     if usable is None or needed is None:
         return Fit(gpu.name, batch, needed, usable, None, None)
     largest = est.largest_batch(usable)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+from ..catalog.mig import MIG_SUFFIX
 from ..catalog.prices import PriceRow, cheapest_price, load_prices
 from .epoch import cost_per_epoch
 from ..records.record import Record
@@ -24,6 +25,8 @@ def cost_for_record(
     kind = "spot" if spot else "on-demand"
     if not gpu or gpu == "cpu":
         return None, "n/a: no price for a CPU run"
+    if gpu.endswith(MIG_SUFFIX):
+        return None, f"n/a: {gpu} is a MIG slice, and a price is for the whole GPU"
     sps = record.metrics.get("samples_per_s")
     if not sps or sps <= 0:
         return None, "n/a: no measured samples_per_s"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..catalog import detect_gpu, get_gpu
 from ..errors import InputError
-from . import driver
+from . import driver, torch_wheels
 from .check import FAIL, NA, PASS, WARN, Check
 from .facts import Facts
 
@@ -35,7 +35,6 @@ MIN_TORCH = (2, 4)  # pyproject's torch>=2.4: StatefulDataLoader, torch.amp.Grad
 # JPEGs average about 110 KB, so the GPU eats about 275 MB/s. Below 200 MB/s an image workload
 # on a fast GPU is likely to wait for its input.
 MIN_READ_MB_S = 200.0
-_TORCH_INDEX = "https://download.pytorch.org/whl"
 _SHM_FIX = ("give the container more shared memory: docker run --shm-size=16g (or --ipc=host); "
             "Kubernetes: mount an emptyDir with medium: Memory at /dev/shm; or lower --num-workers")
 
@@ -66,16 +65,17 @@ def check_torch(f: Facts) -> Check:
     build = f"CUDA {f.torch_cuda}" if f.torch_cuda else "CPU-only"
     if v is None or v[:2] < MIN_TORCH:
         return Check("torch", G, FAIL, f"torch {f.torch_version} ({build} build) is older than "
-                     f"{driver.label(MIN_TORCH)}", f"pip install 'torch>={driver.label(MIN_TORCH)}'")
+                     f"{driver.label(MIN_TORCH)}", _index_fix(driver.cuda_from_nvml(f.driver_cuda), f.driver_version)
+                     if f.driver_cuda else f"pip install torch=={torch_wheels.TORCH_RELEASE}")
     return Check("torch", G, PASS, f"torch {f.torch_version}, {build} build")
 
 
-def _index_fix(drv_cuda: tuple[int, int] | None) -> str:
-    row = driver.newest_supported(drv_cuda) if drv_cuda else None
-    if row is None:
-        return "install a torch CUDA build that this driver supports (see pytorch.org/get-started)"
-    return (f"install a torch built for CUDA {row.cuda_label} or older: "
-            f"pip install torch --index-url {_TORCH_INDEX}/{row.wheel_tag}")
+def _index_fix(drv_cuda: tuple[int, int] | None, driver_version: str | None = None) -> str:
+    """The command that installs a torch build this driver runs (the project's torch release)."""
+    cmd = torch_wheels.install_command(drv_cuda, driver_version=driver_version)
+    if cmd is not None:
+        return f"install the torch build this driver runs: {cmd}"
+    return torch_wheels.upgrade_advice()
 
 
 def check_cuda_driver(f: Facts) -> Check:
@@ -88,7 +88,7 @@ def check_cuda_driver(f: Facts) -> Check:
             return Check("cuda_driver", G, FAIL,
                          f"torch {f.torch_version} is a CPU-only build but the {drv} reports "
                          f"{f.nvml_gpu_count or len(f.gpus)} GPU(s): every run would use the CPU",
-                         _index_fix(drv_cuda))
+                         _index_fix(drv_cuda, f.driver_version))
         return Check("cuda_driver", G, NA, "CPU-only torch build and no NVIDIA driver: nothing to match")
     want = driver.parse_version(f.torch_cuda)
     want = (want[0], want[1] if len(want) > 1 else 0)
@@ -111,11 +111,11 @@ def check_cuda_driver(f: Facts) -> Check:
         return Check("cuda_driver", G, WARN,
                      f"torch built for CUDA {f.torch_cuda} runs on this older {drv} only under CUDA minor-version "
                      f"compatibility (>= {row.minor_compat_text}): code that JIT-compiles newer "
-                     f"PTX fails", f"{upgrade}; or {_index_fix(drv_cuda)}", metrics=metrics)
+                     f"PTX fails", f"{upgrade}; or {_index_fix(drv_cuda, f.driver_version)}", metrics=metrics)
     return Check("cuda_driver", G, FAIL,
                  f"{drv} is too old for torch built for CUDA {f.torch_cuda} ({need}): CUDA calls fail with "
                  f"'driver version is insufficient'",
-                 f"{upgrade}; or {_index_fix(drv_cuda)}; in a container, use a CUDA base image no newer "
+                 f"{upgrade}; or {_index_fix(drv_cuda, f.driver_version)}; in a container, use a CUDA base image no newer "
                  f"than the host driver's CUDA", metrics=metrics)
 
 

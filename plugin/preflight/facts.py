@@ -13,9 +13,10 @@ from pathlib import Path
 
 import torch
 
+from ..cost.device_memory import DeviceMemory, measure_device_memory
 from .probe import ReadProbe, probe_read
 
-__all__ = ["Facts", "GpuFacts", "gather_facts", "shm_bytes", "in_container"]
+__all__ = ["Facts", "GpuFacts", "gather_facts", "nvml_summary", "shm_bytes", "in_container"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Facts:
     in_container: bool = False  # Docker/containerd/Kubernetes: /dev/shm defaults to 64 MB there
     cpu_count: int = 1
     visible_devices: str | None = None  # $CUDA_VISIBLE_DEVICES as set ("" hides every GPU)
+    gpu_memory: DeviceMemory | None = None  # free/total of cuda:0 from torch.cuda.mem_get_info; None = no GPU
 
 
 def shm_bytes(path: str = "/dev/shm") -> int | None:
@@ -63,7 +65,7 @@ def in_container() -> bool:
     return any(word in text for word in ("docker", "kubepods", "containerd", "libpod"))
 
 
-def _nvml() -> tuple[int | None, str | None, int | None, list[GpuFacts]]:
+def nvml_summary() -> tuple[int | None, str | None, int | None, list[GpuFacts]]:
     """(gpu count, driver version, driver CUDA, GPUs) from NVML; Nones when there is no driver."""
     try:
         import pynvml
@@ -116,7 +118,7 @@ def _nccl() -> str | None:
 
 def gather_facts(data_dir: str | os.PathLike = ".", read_probe: bool = True) -> Facts:
     """Look at this machine. `read_probe=False` skips the disk read measurement."""
-    count, drv, drv_cuda, nvml_gpus = _nvml()
+    count, drv, drv_cuda, nvml_gpus = nvml_summary()
     cuda = torch.cuda.is_available()
     gpus = _torch_gpus() if cuda else nvml_gpus
     data = Path(data_dir)
@@ -142,5 +144,6 @@ def gather_facts(data_dir: str | os.PathLike = ".", read_probe: bool = True) -> 
         shm_bytes=shm_bytes(),
         in_container=in_container(),
         visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+        gpu_memory=measure_device_memory("cuda:0") if cuda else None,
         cpu_count=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
     )

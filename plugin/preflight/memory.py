@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..catalog import GpuSpec
+from ..cost.device_memory import DeviceMemory
 from ..cost.fit import check_fit
 from ..cost.memory import estimate_memory
 from .check import FAIL, NA, PASS, WARN, Check
@@ -55,14 +56,18 @@ def check_memory(fit: MemoryFit | None, workload: str, precision: str) -> Check:
     return Check(name, group, FAIL, line + ": it does not fit", fix, workload=workload, metrics=metrics)
 
 
-def estimate_fit(workload, size: str, precision: str, batch: int, spec: GpuSpec | None) -> MemoryFit | None:
-    """The fit of `workload` on `spec` (None when there is no GPU profile with a memory size)."""
-    if spec is None or spec.memory_bytes is None:
+def estimate_fit(workload, size: str, precision: str, batch: int, spec: GpuSpec | None,
+                 measured: DeviceMemory | None = None) -> MemoryFit | None:
+    """The fit of `workload` on `spec`, against the free memory `measured` on this machine where
+    given (None when neither the profile nor a measurement gives a memory size)."""
+    if spec is None or (spec.memory_bytes is None and measured is None):
         return None
     est = estimate_memory(workload, size, precision)
     amp = None
     if precision in ("fp32", "tf32"):  # the advice then says what AMP would change
         amp = estimate_memory(workload, size, "bf16" if spec.peak_tflops.get("bf16") else "fp16")
-    fit = check_fit(est, spec, batch, amp)
+    fit = check_fit(est, spec, batch, amp, measured)
+    where = (f"; usable from {measured.free_bytes / 1e9:.1f} GB free of {measured.total_bytes / 1e9:.1f} GB "
+             f"measured on {measured.device} (torch.cuda.mem_get_info)" if measured else "; usable from the catalog size")
     return MemoryFit(spec.name, batch, fit.needed_bytes, fit.usable_bytes, fit.largest_batch, tuple(fit.advice),
-                     "memory estimate: " + "; ".join(est.notes))
+                     "memory estimate: " + "; ".join(est.notes) + where)

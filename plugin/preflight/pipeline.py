@@ -40,7 +40,7 @@ from .plugins import workload_sources
 from .resume import ResumeSpec, build, save_checkpoint, unsaved_buffers
 from ..workloads import Workload, get_workload
 
-__all__ = ["PipelineConfig", "PIPELINE_ITEMS", "pipeline_checks", "GRAD_RTOL"]
+__all__ = ["PipelineConfig", "PIPELINE_ITEMS", "pipeline_checks", "GRAD_RTOL", "resume_rtol"]
 
 G = "pipeline"
 PIPELINE_ITEMS = ("loader", "forward", "backward", "optimizer_step", "grad_accum", "checkpoint_save",
@@ -49,8 +49,18 @@ PIPELINE_ITEMS = ("loader", "forward", "backward", "optimizer_step", "grad_accum
 # gives ~1e-7 on a CPU; GPU kernels may pick other algorithms for another batch size.
 GRAD_RTOL = {"cpu": 1e-4, "cuda": 1e-3}
 # Next losses after a resume: bitwise on a CPU (deterministic kernels, same thread count);
-# relative on a GPU, where reductions may run in another order.
+# relative on a GPU, where reductions may run in another order -- by precision, since a loss
+# computed under autocast carries the rounding of its low-precision activations (a few units of
+# bf16's 2^-8 / fp16's 2^-11 relative step), which a fresh process may pick kernels to round apart.
 RESUME_RTOL = {"cpu": 0.0, "cuda": 1e-5}
+RESUME_RTOL_CUDA = {"fp32": 1e-5, "tf32": 1e-3, "bf16": 2e-2, "fp16": 4e-3}
+
+
+def resume_rtol(device_type: str, precision: str) -> float:
+    """Relative tolerance on the next losses after a resume, for this device and precision."""
+    if device_type == "cpu":
+        return RESUME_RTOL["cpu"]
+    return RESUME_RTOL_CUDA.get(precision, RESUME_RTOL["cuda"])
 
 
 @dataclass(frozen=True)
@@ -408,7 +418,7 @@ class _Run:
 
     def next_loss(self) -> None:
         exp, got = self.expected, self.child_losses
-        tol = RESUME_RTOL.get(self.device.type, RESUME_RTOL["cuda"])
+        tol = resume_rtol(self.device.type, self.cfg.precision)
         diffs = [abs(a - b) / max(abs(a), 1e-12) for a, b in zip(exp, got)]
         shown = ", ".join(f"{a:.6f} vs {b:.6f}" for a, b in zip(exp, got))
         metrics = dict(expected=exp, resumed=got, max_rel_diff=max(diffs))

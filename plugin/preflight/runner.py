@@ -135,7 +135,8 @@ class Preflight:
     def memory(self, name: str, precision: str | None = None) -> Check:
         wl, batch, precision = self.workloads[name], self.batches[name], precision or self.cfg.precision
         try:
-            fit = estimate_fit(wl, self.size, precision, batch, self.spec)
+            measured = self.facts.gpu_memory if self.device.type == "cuda" else None
+            fit = estimate_fit(wl, self.size, precision, batch, self.spec, measured)
         except Exception as exc:  # an estimator that cannot trace a user model must not stop the checklist
             spec = self.spec
             fit = MemoryFit(spec.name if spec else "?", batch, None, spec.memory_bytes if spec else None,

@@ -53,13 +53,14 @@ def test_driver_too_old_for_the_cuda_build_fails_with_upgrade_and_matching_wheel
     assert c.status == FAIL
     assert "too old for torch built for CUDA 12.8" in c.reason
     assert ">= 570.26" in c.fix  # the table's minimum for 12.8
-    assert "download.pytorch.org/whl/cu118" in c.fix  # the newest build this driver runs
+    # torch 2.13 has no build for CUDA 11.8: the fix is the driver the oldest build (cu126) needs
+    assert ">= 560.28.03" in c.fix and "whl/cu126" in c.fix
 
 
 def test_older_driver_of_the_same_major_version_warns_minor_version_compatibility():
     c = check_cuda_driver(fake(driver_version="535.104.05", driver_cuda=12020))
     assert c.status == WARN and "minor-version compatibility" in c.reason
-    assert ">= 570.26" in c.fix and "whl/cu121" in c.fix
+    assert ">= 570.26" in c.fix and "--index-url https://download.pytorch.org/whl/cu126" in c.fix
 
 
 def test_driver_below_the_minor_version_floor_fails():
@@ -69,12 +70,14 @@ def test_driver_below_the_minor_version_floor_fails():
 
 def test_cuda_13_build_on_a_cuda_12_driver_fails():
     c = check_cuda_driver(fake(torch_cuda="13.0", driver_version="570.86.15", driver_cuda=12080))
-    assert c.status == FAIL and ">= 580.65.06" in c.fix and "whl/cu128" in c.fix
+    assert c.status == FAIL and ">= 580.65.06" in c.fix
+    # the command that works: torch 2.13's newest build under CUDA 12.8 is cu126 (no cu128 exists)
+    assert "pip install --force-reinstall torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126" in c.fix
 
 
 def test_cpu_only_torch_on_a_gpu_machine_fails():
     f = fake(torch_version="2.13.0+cpu", torch_cuda=None, cuda_available=False)
-    assert check_cuda_driver(f).status == FAIL and "whl/cu128" in check_cuda_driver(f).fix
+    assert check_cuda_driver(f).status == FAIL and "whl/cu126" in check_cuda_driver(f).fix
     g = check_gpu(f, "a100-80g")
     assert g.status == FAIL and "torch cannot use them" in g.reason
 
