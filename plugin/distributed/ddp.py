@@ -39,7 +39,7 @@ from ..data import LoaderConfig, make_loader
 from .topology import detect_topology, effective_nccl_env
 from .worker import FaultPoint, RankContext, init_ranks
 from ..harness.measure import Measurement, measure
-from ..harness.run import RunConfig, build_trainer
+from ..harness.run import RunConfig, auto_workers, build_trainer
 from ..workloads import get_workload
 
 __all__ = ["run_ranks", "default_world_sizes", "params_file", "rank_trainer", "run_output", "release", "sweep"]
@@ -59,13 +59,8 @@ def params_file(out: str | os.PathLike, k: int) -> str:
 
 
 def _workers(ctx: RankContext) -> int:
-    """Loader workers per rank: 0 on CPU (they would steal the cores the ranks compute on);
-    on GPUs up to 4, sharing the node's cores among its ranks."""
-    if ctx.device.type != "cuda":
-        return 0
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", ctx.world_size))
-    return max(1, min(4, cores // local_ranks - 1))
+    """Loader workers per rank: the harness's rule, the node's cores shared among its ranks."""
+    return auto_workers(ctx.device, gpus=int(os.environ.get("LOCAL_WORLD_SIZE", ctx.world_size)))
 
 
 def _per_rank_batch(args: Any, k: int, default: int) -> int:

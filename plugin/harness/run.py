@@ -71,11 +71,20 @@ class RunOutput:
     modes: dict[str, Any] = field(default_factory=dict)  # fine-tuning / compile / checkpointing facts
 
 
-def auto_workers(device: torch.device) -> int:
+MAX_AUTO_WORKERS = 8  # past this, more decode processes rarely help one GPU and cost host memory
+
+
+def auto_workers(device: torch.device, cores: int | None = None, gpus: int | None = None) -> int:
+    """Loader workers for one training process: 0 on a CPU (workers steal the cores the compute
+    runs on); on a GPU box this process's share of the cores -- cores / GPUs (or / the ranks on
+    this node) -- less one for the process itself, at least 1, at most MAX_AUTO_WORKERS."""
     if device.type != "cuda":
-        return 0  # on a small CPU box workers steal cores from the compute they feed
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(4, cores - 1))
+        return 0
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if gpus is None:
+        gpus = int(os.environ.get("LOCAL_WORLD_SIZE", 0)) or max(1, torch.cuda.device_count())
+    return max(1, min(MAX_AUTO_WORKERS, cores // gpus - 1))
 
 
 def loader_config(cfg: RunConfig, batch: int, device: torch.device) -> LoaderConfig:

@@ -42,3 +42,14 @@ def test_cpu_and_plain_change_nothing_and_say_so():
     for device, tuning in ((torch.device("cpu"), "tuned"), (torch.device("cuda"), "plain")):
         m, o, settings = tune(model, opt, device, tuning)
         assert m is model and o is opt and not settings["channels_last"] and settings["tuning"] == tuning
+
+
+def test_loader_workers_scale_with_the_cores_per_gpu():
+    from trainbench.harness.run import auto_workers
+
+    cuda = torch.device("cuda")
+    assert auto_workers(torch.device("cpu"), cores=64, gpus=1) == 0
+    assert auto_workers(cuda, cores=8, gpus=1) == 7  # a g5.2xlarge-like box: not a fixed 4
+    assert auto_workers(cuda, cores=96, gpus=8) == 8  # 12 cores per GPU, capped
+    assert auto_workers(cuda, cores=16, gpus=8) == 1  # 2 cores per GPU: one worker, one trainer
+    assert auto_workers(cuda, cores=4, gpus=1) == 3
