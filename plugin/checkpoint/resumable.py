@@ -212,11 +212,12 @@ def _run(cfg: TrainJobConfig, dist: _Dist, device: torch.device, say: Callable[[
                         steps=cfg.steps, warmup=0, grad_accum=cfg.grad_accum, seed=cfg.seed,
                         device=str(device), num_workers=cfg.num_workers, dataset_samples=n, finetune=cfg.finetune)
     warmup = cfg.lr_warmup if cfg.lr_warmup is not None else max(1, cfg.steps // 10)
-    if dist.active:
+    def ddp(model):
         from torch.nn.parallel import DistributedDataParallel
 
-        def wrap(model):
-            return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+
+    wrap = ddp if dist.active else None
     trainer = build_trainer(run_cfg, loader, wrap=wrap, scheduler=lambda opt: torch.optim.lr_scheduler.LambdaLR(
         opt, _lr_lambda(warmup, cfg.steps)))
     epochs = trainer.batches
