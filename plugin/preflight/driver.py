@@ -11,10 +11,9 @@ the binaries under minor-version compatibility when it is at least the table's
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
+from ..datafiles import csv_rows
 
 __all__ = ["DriverRow", "driver_table", "parse_version", "cuda_from_nvml", "row_for", "newest_supported"]
 
@@ -61,8 +60,7 @@ def _label(v: tuple[int, ...]) -> str:
 
 @lru_cache(maxsize=None)
 def driver_table() -> tuple[DriverRow, ...]:
-    text = resources.files(__package__).joinpath("cuda_min_driver.csv").read_text(encoding="utf-8")
-    rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
+    rows = csv_rows(__package__, "cuda_min_driver.csv")
     out = []
     for r in rows:
         cuda = parse_version(r["cuda_toolkit"])

@@ -7,12 +7,11 @@ download.pytorch.org index -- or plain PyPI when that build is PyPI's default.
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 from .driver import parse_version, row_for
+from ..datafiles import csv_rows
 
 __all__ = ["TorchWheel", "TORCH_RELEASE", "TORCH_INDEX", "published_wheels", "wheel_for_driver",
            "install_command", "is_published", "upgrade_advice"]
@@ -35,8 +34,7 @@ class TorchWheel:
 
 @lru_cache(maxsize=None)
 def published_wheels() -> tuple[TorchWheel, ...]:
-    text = resources.files(__package__).joinpath("torch_wheels.csv").read_text(encoding="utf-8")
-    rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
+    rows = csv_rows(__package__, "torch_wheels.csv")
     out = []
     for r in rows:
         t = parse_version(r["torch"])
