@@ -14,6 +14,7 @@ from ..gate.step_summary import append_step_summary
 from ..gate.thresholds import DEFAULT_THRESHOLDS, parse_thresholds
 from ..records.results import load_results
 from . import types
+from .command import subcommand
 
 __all__ = ["add_parser", "add_comparison_arguments", "comparison_from_args", "run"]
 
@@ -48,12 +49,7 @@ def comparison_from_args(base_path: str, current_path: str, args: argparse.Names
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "compare",
-        help="compare two results files benchmark by benchmark",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(subparsers, "compare", "compare two results files benchmark by benchmark", __doc__)
     p.add_argument("base", metavar="BASE", help="baseline results file (JSON)")
     p.add_argument("current", metavar="CURRENT", help="current results file (JSON)")
     add_comparison_arguments(p)

@@ -33,17 +33,13 @@ from ..gate.window_markdown import render_window
 from ..records.results import load_results
 from ..report.cells import format_metric, record_label
 from . import types
+from .command import subcommand
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "gate",
-        help="exit 1 when CURRENT regressed against a window of BASELINE runs (CI gate)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(subparsers, "gate", "exit 1 when CURRENT regressed against a window of BASELINE runs (CI gate)", __doc__)
     p.add_argument("--baseline", nargs="+", metavar="BASE",
                    help="baseline results files, directories or globs (a window of earlier runs)")
     p.add_argument("--current", required=True, metavar="CURRENT", help="current results file (JSON)")

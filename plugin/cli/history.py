@@ -14,13 +14,13 @@ import argparse
 from ..gate.files import load_series
 from ..gate.history import MIN_HISTORY, build_history, describe_step
 from . import types
+from .command import subcommand
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("history", help="change points and noise over a series of results files",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subcommand(subparsers, "history", "change points and noise over a series of results files", __doc__)
     p.add_argument("paths", nargs="+", metavar="DIR_OR_FILES", help="results files, directories or globs")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for history.md, history.html, charts/")
     p.add_argument("--min-runs", type=types.int_at_least("--min-runs", 4), default=MIN_HISTORY,

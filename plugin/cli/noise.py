@@ -17,13 +17,13 @@ from ..gate.noise import measure_noise
 from ..gate.window import DEFAULT_FALSE_ALARM
 from ..report.cells import format_metric
 from . import types
+from .command import subcommand
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("noise", help="run-to-run spread of repeated runs and the smallest catchable regression",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subcommand(subparsers, "noise", "run-to-run spread of repeated runs and the smallest catchable regression", __doc__)
     p.add_argument("paths", nargs="+", metavar="RESULTS", help="results files, directories or globs")
     p.add_argument("--alpha", type=types.probability("--alpha"), default=DEFAULT_FALSE_ALARM,
                    help="false-alarm rate per metric, as the gate uses it (default %(default)g)")

@@ -10,17 +10,13 @@ from __future__ import annotations
 import argparse
 from ..report.writer import FORMATS, write_report
 from . import types
+from .command import subcommand
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "report",
-        help="merge results files into comparison tables and charts",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(subparsers, "report", "merge results files into comparison tables and charts", __doc__)
     p.add_argument("results", nargs="+", metavar="RESULTS", help="results files (JSON) from any machines/runs")
     p.add_argument("--out", default="reports", metavar="DIR", help="output directory (default %(default)s)")
     p.add_argument("--format", type=types.comma_list("--format", lambda: FORMATS), default=FORMATS, metavar="LIST",

@@ -15,12 +15,13 @@ from ..harness.precision import PRECISIONS
 from .types import nonneg_int, number, positive_int, signal_name
 from .progress import add_progress_option
 
+from .command import subcommand
+
 __all__ = ["add_parser"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train", help="train one workload for N steps with checkpoints and --resume auto",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subcommand(sub, "train", "train one workload for N steps with checkpoints and --resume auto", __doc__)
     p.add_argument("--workload", required=True)
     p.add_argument("--steps", type=positive_int("--steps"), required=True, help="total optimizer steps of the run")
     p.add_argument("--size", default="tiny", choices=("tiny", "full"))
