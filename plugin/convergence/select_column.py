@@ -39,7 +39,7 @@ def add_target_column(groups: Sequence, results: Sequence) -> None:
             why = (f"n/a: no convergence record for {g.workload} ({g.size}, {g.precision})" if not recs else
                    f"n/a: convergence records are at batch {sorted({r.batch_size for r in recs})}, not {g.batch_size}"
                    if not same else "n/a: target not reached in the convergence records")
-            g.columns[COLUMN] = [why] * len(g.rows)
+            g.columns[COLUMN] = ["n/a (see notes)"] * len(g.rows)  # the reason once, in the notes
             g.notes.append(f"$ to target: {why.removeprefix('n/a: ')} (run pytest bench/test_convergence.py)")
             continue
         samples = statistics.median(r.metrics["samples_to_target"] for r in reached)
