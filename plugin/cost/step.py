@@ -50,7 +50,8 @@ def step_cost(workload, size: str, precision: str, batch: int, memory: MemoryEst
     nbytes = None
     if memory is not None and memory.state_bytes is not None:
         activations = memory.activation_per_sample_bytes + memory.activation_fixed_bytes / batch
-        nbytes = (ACTIVATION_PASSES * activations + STATE_PASSES * memory.state_bytes / batch
+        trained = memory.state_bytes - memory.frozen_param_bytes  # param_bytes holds every weight
+        nbytes = (ACTIVATION_PASSES * activations + STATE_PASSES * trained / batch
                   + FROZEN_PASSES * memory.frozen_param_bytes / batch)
     return StepCost(workload.name, size, precision, batch, float(workload.flops_per_sample(size)), nbytes)
 

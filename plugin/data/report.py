@@ -129,13 +129,13 @@ def storage_section(records: Sequence[Any], markdown: bool = False) -> list[str]
                  _pct(r.metrics.get("gpu_util_mean") / 100 if r.metrics.get("gpu_util_mean") is not None else None)]
                 for r in training]
         lines += head("training per storage backend")
-        lines += ["stall = 1 - samples/s / preloaded (the differential); in loop = time blocked in next(loader) / "
-                  "step time; I/O = cold - warm stall; decode = warm stall", *([""] if markdown else [])]
+        lines += ["stall = 1 - samples/s / preloaded (the differential); in loop = time blocked in next(loader) / step",
+                  "time; I/O = cold - warm stall; decode = warm stall", *([""] if markdown else [])]
         lines.append(tabulate(rows, headers=["workload", "storage", "workers", "samples/s", "preloaded",
                                              "stall", "in loop", "I/O", "decode", "GPU util"],
                               tablefmt=fmt, disable_numparse=True))
-        notes = [f"{r.workload} {r.storage} workers={r.config.get('num_workers')}: {r.config['stall_note']}"
-                 for r in training if r.config.get("stall_note")]
+        notes = [line for r in training if r.config.get("stall_note") for line in textwrap.wrap(
+            f"{r.workload} {r.storage} workers={r.config.get('num_workers')}: {r.config['stall_note']}", 118)]
         if notes:
             lines += head("why the two stall figures differ")
             lines += notes
