@@ -77,7 +77,8 @@ class MarkovTokens:
     """
 
     def __init__(self, vocab: int, seq: int, states: int = 128, branching: int = 4, alpha: float = 1.0,
-                 task_seed: int = 0):
+                 task_seed: int = 0, labels: bool = False):
+        self.labels = labels  # also give `labels` = the next tokens (an SFT loss that reads them)
         states = min(states, vocab)
         rng = np.random.default_rng([task_seed, 17])
         succ = np.empty((states, branching), dtype=np.int64)
@@ -105,7 +106,8 @@ class MarkovTokens:
         for x in u[1:]:
             s = self._succ[s][min(bisect.bisect_right(self._cum[s], x), last)]
             out.append(s)
-        return {"tokens": torch.tensor(out, dtype=torch.long)}
+        tokens = torch.tensor(out, dtype=torch.long)
+        return {"tokens": tokens, "labels": tokens[1:].clone()} if self.labels else {"tokens": tokens}
 
     def task(self) -> Task:
         derivation = (f"order-1 Markov chain on {self.states} of {self.vocab} token ids, {self.succ.shape[1]} "
@@ -212,11 +214,13 @@ def task_for(workload, size: str, task_seed: int = 0, eps: float = 0.1) -> Task:
     keys = set(sample)
     if keys == {"tokens"} and vocab:
         return MarkovTokens(vocab, sample["tokens"].numel() - 1, task_seed=task_seed).task()
+    if keys == {"tokens", "labels"} and vocab:  # a fine-tuning LM (llama-1b): the loss on every token
+        return MarkovTokens(vocab, sample["tokens"].numel() - 1, task_seed=task_seed, labels=True).task()
     if keys == {"image", "label"} and classes:
         return NoisyImages(sample["image"].shape[-1], classes, eps, task_seed=task_seed).task()
     if keys == {"input_ids", "attention_mask", "label"} and vocab and classes:
         return NoisyTokenClasses(vocab, sample["input_ids"].numel(), classes, eps).task()
     raise InputError(
         f"--workload={workload.name}: no known-floor convergence task for a batch with keys {sorted(keys)}; "
-        "supported: {tokens} (causal LM), {image, label}, {input_ids, attention_mask, label}"
+        "supported: {tokens} or {tokens, labels} (causal LM), {image, label}, {input_ids, attention_mask, label}"
     )
