@@ -81,4 +81,6 @@ def run(args) -> int:
     html_path = atomic_write_text(out / "select.html", render_html(groups, cfg, sources, note))
     json_path = atomic_write_text(out / "select.json", render_json(groups, cfg.spot))
     print(render_terminal(groups, cfg.spot, [str(md_path), str(html_path), str(json_path)]))
+    if cfg.spot:  # the basis of every spot figure: measured restart/save times, or the assumptions
+        print(next((line.removeprefix("- ") for line in markdown.splitlines() if "Spot model" in line), ""))
     return 0

@@ -40,7 +40,7 @@ def test_collect_fetches_each_cluster_and_marks_its_rows_measured(tmp_path, caps
         # every instance of a GPU that ran is priced from its own measurement
         rows = [line for line in md.splitlines() if re.search(rf"\| \d+x {gpu} +\|", line)]
         assert rows and all(f"| measured on {gpu} " in line for line in rows), gpu
-    assert "projected from" in md  # GPUs not in the sweep stay projections, labelled
+    assert "projected (" in md  # GPUs not in the sweep stay projections, labelled
 
 
 def test_collect_no_fetch_reads_results_already_there(tmp_path, capsys):

@@ -81,7 +81,7 @@ def test_run_script_resumes_only_when_a_results_file_is_there(tmp_path):
 def test_multi_node_yaml_runs_torchrun_with_skypilot_rendezvous(tmp_path):
     out = tmp_path / "sweep"
     assert plan(out, "--gpus", "h100", "--clouds", "aws", "--nodes", "2", "--gpus-per-node", "8",
-                "--topology", "default,pcie", "--workload", "gpt-small") == 0
+                "--topology", "default,no-p2p", "--workload", "gpt-small") == 0
     task, res = _task(out, "tb-h100")
     assert task.num_nodes == 2 and res.accelerators == {"H100": 8}
     run = task.run
@@ -92,7 +92,7 @@ def test_multi_node_yaml_runs_torchrun_with_skypilot_rendezvous(tmp_path):
         for part in ("--nnodes=$SKYPILOT_NUM_NODES", "--node-rank=$SKYPILOT_NODE_RANK",
                      "--nproc-per-node=$SKYPILOT_NUM_GPUS_PER_NODE", "--master-addr=$MASTER_ADDR"):
             assert part in line
-    assert sum("env NCCL_P2P_DISABLE=1 torchrun" in line for line in torchruns) == 2
+    assert sum("env NCCL_P2P_DISABLE=1 NCCL_NVLS_ENABLE=0 torchrun" in line for line in torchruns) == 2
     assert any("ddp --workload gpt-small --size full --precision bf16" in line for line in torchruns)
     subprocess.run(["bash", "-n"], input=run, text=True, check=True)
     assert json.loads((out / "plan.json").read_text())["tasks"][0]["usd_per_hour"] == pytest.approx(55.04 * 2)

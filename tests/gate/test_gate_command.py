@@ -175,7 +175,7 @@ def test_collective_sweep_records_of_one_test_are_matched_by_op_and_size(tmp_pat
     rc, out, _ = _gate(capsys, "--baseline", *window, "--current", cur)
     assert rc == 1 and "appears twice" not in out
     regressions = out.split("### Flagged")[1].split("###")[0]
-    assert "all_reduce 1 MiB" in regressions and "busbw" in regressions
+    assert "all_reduce 1.0 MiB" in regressions and "busbw" in regressions
     assert "all_reduce 1 KiB" not in regressions
     assert "FAIL — 1 of 2 benchmarks regressed" in out
 

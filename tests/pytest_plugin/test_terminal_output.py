@@ -78,7 +78,7 @@ def test_summary_fits_120_columns_one_table_per_kind_and_latest_md_repeats_it(py
     for l in lines:
         cells = l.split()
         assert not (len(cells) > 3 and all(c == "n/a" for c in cells[2:-1])), l
-    assert any("skipped: test_training[my-mlp-tf32] -- tf32" in l for l in lines)
+    assert any("skipped: test_training[my-mlp-tf32] -- --precision=tf32" in l for l in lines)
     assert any(l.startswith("units:") for l in lines)
     assert not any("pytest-benchmark" in l or "Min " in l for l in result.outlines)  # its table: only when asked
     md = (pytester.path / "reports" / "latest.md").read_text()
