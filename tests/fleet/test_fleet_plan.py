@@ -92,7 +92,7 @@ def test_multi_node_yaml_runs_torchrun_with_skypilot_rendezvous(tmp_path):
         for part in ("--nnodes=$SKYPILOT_NUM_NODES", "--node-rank=$SKYPILOT_NODE_RANK",
                      "--nproc-per-node=$SKYPILOT_NUM_GPUS_PER_NODE", "--master-addr=$MASTER_ADDR"):
             assert part in line
-    assert sum("env NCCL_P2P_DISABLE=1 NCCL_NVLS_ENABLE=0 torchrun" in line for line in torchruns) == 2
+    assert sum("env NCCL_NVLS_ENABLE=0 NCCL_P2P_DISABLE=1 torchrun" in line for line in torchruns) == 2
     assert any("ddp --workload gpt-small --size full --precision bf16" in line for line in torchruns)
     subprocess.run(["bash", "-n"], input=run, text=True, check=True)
     assert json.loads((out / "plan.json").read_text())["tasks"][0]["usd_per_hour"] == pytest.approx(55.04 * 2)
