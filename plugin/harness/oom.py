@@ -43,6 +43,6 @@ def is_oom(exc: BaseException) -> bool:
 def release_device_memory() -> None:
     """Return cached device memory to the driver (for a subprocess on the same GPU, or the next
     benchmark); a no-op on a CPU."""
-    gc.collect()
     if torch.cuda.is_available() and torch.cuda.is_initialized():
+        gc.collect()  # tensors only a reference cycle still holds go back to the cache first
         torch.cuda.empty_cache()
