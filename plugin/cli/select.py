@@ -19,7 +19,7 @@ from ..cost.spot import SpotAssumptions
 from ..records.results import load_results
 from ..select.export import render_json, render_terminal
 from ..convergence.select_column import add_target_column
-from ..select.render import render_html, render_markdown
+from ..select.render import render_html, render_markdown, spot_model_text
 from ..select.rows import SelectConfig, build_groups
 from ..harness.precision import PRECISIONS
 from . import types
@@ -82,5 +82,5 @@ def run(args) -> int:
     json_path = atomic_write_text(out / "select.json", render_json(groups, cfg.spot))
     print(render_terminal(groups, cfg.spot, [str(md_path), str(html_path), str(json_path)]))
     if cfg.spot:  # the basis of every spot figure: measured restart/save times, or the assumptions
-        print(next((line.removeprefix("- ") for line in markdown.splitlines() if "Spot model" in line), ""))
+        print(spot_model_text(cfg))
     return 0

@@ -12,7 +12,7 @@ from ..cost.fit import mode_advice, mode_facts, modes_cell
 from .rows import CostRow, Group, SelectConfig
 from .charts import group_chart_png
 
-__all__ = ["HEADERS", "table_rows", "method_lines", "duration_text", "fit_text", "render_markdown", "render_html"]
+__all__ = ["HEADERS", "spot_model_text", "table_rows", "method_lines", "duration_text", "fit_text", "render_markdown", "render_html"]
 
 HEADERS = ["#", "instance", "GPUs", "throughput basis", "samples/s", "published samples/s (not ours)", "time/epoch",
            "on-demand $/epoch", "spot $/epoch (expected)", "ckpt every", "fits", "max batch",
@@ -74,15 +74,20 @@ def _restart_text(a) -> str:
             f"VM provisioning not included)")
 
 
-def _intro(cfg: SelectConfig, sources: Sequence[str], price_note: str) -> list[str]:
+def spot_model_text(cfg: SelectConfig) -> str:
+    """What every spot figure rests on: measured restart/save times, or the labelled assumptions."""
     a = cfg.spot_assumptions
+    return (f"Spot model: mean time between interruptions {a.mtbi_s / 3600:g} h (assumed, --mtbi-hours), "
+            f"{_restart_text(a)}; checkpoint "
+            "interval from Daly (2006), T = sqrt(2 delta M)(1 + sqrt(delta/2M)/3 + delta/18M) - delta.")
+
+
+def _intro(cfg: SelectConfig, sources: Sequence[str], price_note: str) -> list[str]:
     return [
         f"Results: {', '.join(sources)}",
         f"Prices: {price_note}",
         f"Ranked by {'expected spot' if cfg.spot else 'on-demand'} cost per epoch (rows that do not fit last).",
-        f"Spot model: mean time between interruptions {a.mtbi_s / 3600:g} h (assumed, --mtbi-hours), "
-        f"{_restart_text(a)}; checkpoint "
-        "interval from Daly (2006), T = sqrt(2 delta M)(1 + sqrt(delta/2M)/3 + delta/18M) - delta.",
+        spot_model_text(cfg),
         "Measured rows are measurements; projected rows are estimates from the analytic step cost "
         "(FLOPs and memory bytes) at a stated efficiency, never measurements (method per GPU below each "
         "table). The published column is other people's measurement of the same GPU and configuration.",
