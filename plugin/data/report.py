@@ -105,6 +105,24 @@ def _flag(storage: str) -> str:
     return f"--storage={storage}"
 
 
+def _iops_agreement(training: Sequence[Any], head: Any, fmt: str) -> list[str]:
+    """The IOPS check (bench/test_storage.py -m iops): a disk that serves K reads/s caps the run
+    at K samples/s, so the headline stall should read 1 - K / pre-loaded, with the disk reached."""
+    checked = [r for r in training if r.config.get("iops_check")]
+    if not checked:
+        return []
+    rows = []
+    for r in checked:
+        c, m = r.config["iops_check"], r.metrics
+        rows.append([r.workload, c["iops"], _num(m.get("samples_per_s")), _pct(c["disk_reached"]),
+                     _num(m.get("samples_per_s_preloaded")), f"{c['expected_stall']:.3f}",
+                     f"{m['stall_ratio']:.3f}", f"{m['stall_in_loop']:.3f}", f"{c['gap']:.3f}"])
+    return [*head("stall against an IOPS-bound disk: expected = 1 - K / preloaded, gap = |stall - expected|"),
+            tabulate(rows, headers=["workload", "disk ops/s K", "samples/s", "disk reached", "preloaded",
+                                    "expected", "stall", "in loop", "gap"],
+                     tablefmt=fmt, disable_numparse=True)]
+
+
 def storage_section(records: Sequence[Any], markdown: bool = False) -> list[str]:
     """Lines for the terminal (or markdown); empty when no storage benchmark ran."""
     fmt = "github" if markdown else "simple"
@@ -134,6 +152,7 @@ def storage_section(records: Sequence[Any], markdown: bool = False) -> list[str]
         lines.append(tabulate(rows, headers=["workload", "storage", "workers", "samples/s", "preloaded",
                                              "stall", "in loop", "I/O", "decode", "GPU util"],
                               tablefmt=fmt, disable_numparse=True))
+        lines += _iops_agreement(training, head, fmt)
         notes = [line for r in training if r.config.get("stall_note") for line in textwrap.wrap(
             f"{r.workload} {r.storage} workers={r.config.get('num_workers')}: {r.config['stall_note']}", 118)]
         if notes:

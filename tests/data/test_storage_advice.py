@@ -50,3 +50,15 @@ def test_storage_section_fits_120_columns():
                    stall_differential=0.3, gpu_util_mean=55.0), _train("s3+cache[warm]", 4, 0.10)]
     lines = [l for block in storage_section(recs) for l in block.splitlines()]
     assert max(map(len, lines)) <= 120 and any("decode" in l for l in lines)
+
+
+def test_iops_check_rows_make_the_agreement_table_in_terminal_and_markdown():
+    rec = _train("throttle:1000,300", 1, 0.857, samples_per_s_preloaded=2067.0, stall_in_loop=0.616)
+    rec.config["iops_check"] = {"iops": 300, "expected_stall": 0.855, "gap": 0.002, "disk_reached": 0.986}
+    plain = [_train("local", 1, 0.2, stall_in_loop=0.2)]
+    for markdown in (False, True):
+        text = "\n".join(storage_section([rec, *plain], markdown=markdown))
+        assert "stall against an IOPS-bound disk" in text
+        row = next(l for l in text.splitlines() if "300" in l and "98.6%" in l)
+        assert "0.855" in row and "0.857" in row and "0.616" in row and "0.002" in row
+    assert "IOPS-bound" not in "\n".join(storage_section(plain))  # no check ran: no table
