@@ -14,11 +14,15 @@ floor or the held-out split is wrong).
 
 from dataclasses import asdict
 
+import pytest
+
 from trainbench.convergence.runner import ConvergenceConfig, train_to_target
 from trainbench.convergence.summary import dollars_to_target, summarize
 from trainbench.convergence.tasks import task_for
 from trainbench.pytest_plugin.options import prices_for
 from trainbench.workloads import get_workload
+
+pytestmark = pytest.mark.drill  # left out of a plain `pytest bench/`: --drills runs it
 
 BELOW_FLOOR_TOLERANCE = 0.03  # held-out estimate noise (~1-2% standard error) plus slack
 

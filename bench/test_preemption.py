@@ -15,6 +15,8 @@ import pytest
 from trainbench.checkpoint.goodput import run_trial
 from trainbench.data import storage_context
 
+pytestmark = pytest.mark.drill  # left out of a plain `pytest bench/`: --drills runs it
+
 INTERRUPTIONS = 2
 TRIALS = 3
 STEPS = 12

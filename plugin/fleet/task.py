@@ -62,7 +62,9 @@ def _suite_args(cfg: PlanConfig) -> list[str]:
 
 def _single_node_run(c: Candidate, cfg: PlanConfig) -> list[str]:
     cap_s = int(cfg.max_hours * 3600)
-    pytest = ["python", "-m", "pytest", "bench/", f"--gpu={c.gpu}", '--trainbench-results="$OUT"',
+    # --drills: the convergence drill gives select its dollars to a target loss, the preemption
+    # drill the goodput a spot offer keeps; a candidate machine is rented to measure all of it
+    pytest = ["python", "-m", "pytest", "bench/", f"--gpu={c.gpu}", "--drills", '--trainbench-results="$OUT"',
               *map(shlex.quote, _suite_args(cfg))]
     return [
         f'OUT="$RESULTS/{c.gpu}.json"',

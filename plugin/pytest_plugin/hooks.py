@@ -10,6 +10,7 @@ import pytest
 
 from . import hookspec
 from .distributed import trainbench_dist  # noqa: F401  (fixture)
+from .drills import deselect_drills
 from ..errors import TrainbenchError
 from .fixture import Bench
 from .gate import configure_gate, gate_session
@@ -27,6 +28,7 @@ SESSION_KEY = pytest.StashKey[BenchSession]()
 _HOOK_WORKLOADS = pytest.StashKey[list]()
 _PRICES = pytest.StashKey[list]()  # price rows for cost_per_epoch_usd (validated at configure)
 _RESTORE_SIGTERM = pytest.StashKey[Callable[[], None]]()
+_DRILLS_LEFT_OUT = pytest.StashKey[int]()  # drills deselected in this session
 
 # Parametrized axes: a test that requests one of these fixtures gets one case per value. An axis
 # function returning None is not swept this session: the fixture of that name gives its default
@@ -105,6 +107,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "trainbench: a pytest-trainbench benchmark")
     config.addinivalue_line("markers", "preflight: single-card pipeline validation checks")
+    config.addinivalue_line("markers", "drill: convergence and preemption drills, minutes each: left out of a plain "
+                                       "run (select with --drills, -m drill, -k, or by naming the file)")
     config.addinivalue_line("markers", "iops: stall against an IOPS-bound disk, K = 150, 300, 500 (select with -m iops)")
     # torchdata 0.11 calls a deprecated torch API on every loader construction: noise, not news
     config.addinivalue_line("filterwarnings", "ignore:'set_vital' is deprecated:UserWarning")
@@ -222,6 +226,7 @@ def _environment(bench: BenchSession) -> dict[str, Any]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    config.stash[_DRILLS_LEFT_OUT] = deselect_drills(config, items)
     bench = config.stash.get(SESSION_KEY, None)
     if bench is None or bench.session_index is None:
         return
@@ -230,6 +235,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if skip:
         config.hook.pytest_deselected(items=skip)
         items[:] = [item for item in items if item.nodeid not in done]
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    n = config.stash.get(_DRILLS_LEFT_OUT, 0)
+    if not n:
+        return []
+    return [f"trainbench: {n} convergence/preemption drill(s) left out (minutes each); run them with --drills "
+            "(or -m drill, -k, or by naming bench/test_convergence.py / bench/test_preemption.py)"]
 
 
 @pytest.hookimpl(trylast=True)

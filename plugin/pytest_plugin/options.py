@@ -162,6 +162,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--trainbench-benchmark-table", action="store_true", default=False,
                     help="also print pytest-benchmark's own timing table (off: the trainbench summary "
                          "shows the same step times)")
+    group.addoption("--drills", action="store_true", default=False,
+                    help="also run the convergence and preemption drills (marker drill; minutes each, so a plain "
+                         "`pytest bench/` leaves them out; -m drill, -k, or naming their file selects them too)")
     group.addoption("--convergence-seeds", type=positive_int("--convergence-seeds"), default=5,
                     help="seeded runs per configuration in bench/test_convergence.py (olympic mean, CV; default 5)")
     group.addoption("--convergence-max-steps", type=positive_int("--convergence-max-steps"), default=1000,
