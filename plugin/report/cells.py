@@ -99,13 +99,13 @@ def format_change(relative: float | None, absolute: float | None, points: bool) 
 
 def record_label(record: Any) -> str:
     """The test id when there is one (it carries the parametrization), else the axes; plus what
-    tells apart the records of one test (DDP world size, collective op and message size)."""
+    tells apart the records of one test (DDP and FSDP world size, collective op and message size)."""
     if record.test:
         label = record.test
     else:
         axes = (record.kind, record.workload, record.size, record.precision, record.storage)
         label = "/".join(str(a) for a in axes if a is not None)
-    if record.kind == "ddp":
+    if record.kind in ("ddp", "fsdp"):  # one record per world size in one test
         label += f" x{record.world_size}"
     op, size = record.config.get("op"), record.config.get("size_bytes")
     if op is not None:
