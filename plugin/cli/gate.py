@@ -53,7 +53,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    "(off disables one); defaults: "
                    + ",".join(f"{k}={v}" for k, v in DEFAULT_THRESHOLDS.items()).replace("%", "%%"))
     p.add_argument("--alpha", type=types.probability("--alpha"), default=DEFAULT_FALSE_ALARM,
-                   help="false-alarm rate per metric of the noise band (default %(default)g)")
+                   help="false-alarm rate of the whole gate: the chance that identical code is flagged on any metric "
+                        "if the noise is what the window measured; each of the m metrics' bands is drawn at "
+                        "alpha/m (default %(default)g)")
     p.add_argument("--fail-on-suspicious", action="store_true",
                    help="exit 1 also when a change is beyond its threshold but inside the measured noise")
     p.add_argument("--allow-env-mismatch", action="store_true",

@@ -26,7 +26,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subcommand(subparsers, "noise", "run-to-run spread of repeated runs and the smallest catchable regression", __doc__)
     p.add_argument("paths", nargs="+", metavar="RESULTS", help="results files, directories or globs")
     p.add_argument("--alpha", type=types.probability("--alpha"), default=DEFAULT_FALSE_ALARM,
-                   help="false-alarm rate per metric, as the gate uses it (default %(default)g)")
+                   help="false-alarm rate of the whole gate, shared over its metrics as the gate shares it "
+                        "(default %(default)g)")
     p.set_defaults(func=run)
     return p
 
@@ -40,14 +41,17 @@ def _pct(x: float | None, absolute: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     runs = load_series(args.paths, "noise")
     rows = []
-    for r in measure_noise(runs, args.alpha):
+    found = measure_noise(runs, args.alpha)
+    for r in found:
         s = r.spread
         rows.append([r.label, r.metric.label, str(s.runs), format_metric(r.metric.key, s.center),
                      "±" + _pct(s.spread, s.absolute), _pct(r.detectable, s.absolute),
                      str(r.threshold) if r.threshold else "off",
                      "ok" if r.threshold is None or r.detectable is None or r.detectable <= r.threshold.value
                      else "raise it"])
-    print(f"## trainbench noise: {len(runs)} runs, false-alarm rate {args.alpha:g} per metric\n")
+    gated = sum(r.threshold is not None for r in found)
+    print(f"## trainbench noise: {len(runs)} runs, false-alarm rate {args.alpha:g} for a whole gate of these "
+          f"runs ({gated} metrics with a threshold: {args.alpha / max(1, gated):.2g} each)\n")
     print(tabulate(rows, ["benchmark", "metric", "runs", "median", "run-to-run spread (1σ)",
                           "smallest catchable regression", "default threshold", "threshold vs noise"],
                    tablefmt="github", disable_numparse=True))

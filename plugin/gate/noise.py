@@ -1,6 +1,7 @@
 """Noise of this runner, measured: per benchmark and metric, the run-to-run spread over repeated
 runs of one code, and the smallest regression a window gate of those runs can catch at the
-chosen false-alarm rate. What a user needs to pick thresholds instead of guessing them."""
+chosen false-alarm rate (for the whole gate, shared over its metrics as the gate shares it).
+What a user needs to pick thresholds instead of guessing them."""
 
 from __future__ import annotations
 
@@ -45,17 +46,20 @@ def measure_noise(runs: Sequence[Results], alpha: float) -> list[NoiseRow]:
                 v = metric_value(rec, m.key)
                 if v is not None:
                     values.setdefault(key, {}).setdefault(m.key, []).append(v)
-    out = []
+    found = []  # (label, metric, values, threshold) with a measurable spread
     for key, per_metric in values.items():
         for m in gated_metrics():
             vs = per_metric.get(m.key)
-            if not vs:
-                continue
             threshold = threshold_for(m, DEFAULT_THRESHOLDS)
-            spread = measure_spread(vs, alpha, bool(threshold and threshold.absolute))
-            if spread is None or spread.spread is None:
-                continue
-            out.append(NoiseRow(labels[key], m, spread, detectable_move(spread, m.higher_is_better), threshold))
+            spread = measure_spread(vs or [], alpha, bool(threshold and threshold.absolute))
+            if spread is not None and spread.spread is not None:
+                found.append((labels[key], m, vs, threshold))
+    # the gate shares alpha over the metrics it judges (window.family_size): so does this figure
+    each = alpha / max(1, sum(t is not None for *_, t in found))
+    out = []
+    for label, m, vs, threshold in found:
+        spread = measure_spread(vs, each, bool(threshold and threshold.absolute))
+        out.append(NoiseRow(label, m, spread, detectable_move(spread, m.higher_is_better), threshold))
     if not out:
         raise InputError(f"noise: no benchmark passed in {MIN_RUNS}+ of the {len(runs)} files; nothing to measure")
     return out

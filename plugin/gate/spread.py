@@ -10,6 +10,11 @@ standard deviation of the value itself. The band is the one-sided prediction bou
 new run drawn from the same distribution as the k baseline runs:
     band = t_{1-alpha, k-1} * s * sqrt(1 + 1/k)
 (Student t: s is estimated from k runs, the new run adds its own variance.)
+
+`floor`: a spread the metric's own is never taken below (the gate passes the median spread of
+the same metric over the benchmarks of the same kind in its window): nine runs can give one
+metric a standard deviation far below its true one by chance, and a gate judging hundreds of
+metrics meets that chance every run.
 """
 
 from __future__ import annotations
@@ -34,6 +39,11 @@ class Spread:
     spread: float | None  # std of ln(values) (relative) or of values (absolute); None: < MIN_RUNS
     band: float | None  # one-sided prediction bound at the false-alarm rate, same unit as spread
     absolute: bool  # True: spread/band are plain differences (pp), not log ratios
+    own: float | None = None  # this metric's own spread before the floor (== spread when not floored)
+
+    @property
+    def floored(self) -> bool:
+        return self.own is not None and self.spread is not None and self.spread > self.own
 
 
 def _t_quantile(p: float, dof: int) -> float:
@@ -42,17 +52,18 @@ def _t_quantile(p: float, dof: int) -> float:
     return float(t.ppf(p, dof))
 
 
-def measure_spread(values: Sequence[float], alpha: float, absolute: bool = False) -> Spread | None:
-    """Spread of one metric over baseline runs; None when no value is usable."""
+def measure_spread(values: Sequence[float], alpha: float, absolute: bool = False, floor: float = 0.0) -> Spread | None:
+    """Spread of one metric over baseline runs (at least `floor`); None when no value is usable."""
     xs = [float(v) for v in values if math.isfinite(v) and (absolute or v > 0)]
     if not xs:
         return None
     center = statistics.median(xs)
     if len(xs) < MIN_RUNS:
         return Spread(len(xs), center, None, None, absolute)
-    s = statistics.stdev(xs if absolute else [math.log(x) for x in xs])
+    own = statistics.stdev(xs if absolute else [math.log(x) for x in xs])
+    s = max(own, floor)
     band = _t_quantile(1.0 - alpha, len(xs) - 1) * s * math.sqrt(1.0 + 1.0 / len(xs))
-    return Spread(len(xs), center, s, band, absolute)
+    return Spread(len(xs), center, s, band, absolute, own)
 
 
 def detectable_move(spread: Spread, higher_is_better: bool) -> float | None:

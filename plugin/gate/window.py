@@ -1,6 +1,15 @@
 """Gate one run against a *window* of baseline runs: per benchmark and metric, the baseline
 median, the run-to-run spread measured over the window (spread.py) and a verdict (verdict.py).
 
+The false-alarm rate `alpha` is for the whole gate, not per metric: a run of the default suite
+compares some hundreds of metrics, and at 1% each identical code would be flagged on a few of
+them every run (measured: 5 of 10 reruns on the 2-core box). So each metric's band is drawn
+at alpha / m (Bonferroni), m the number of metrics judged against a measured spread. And a
+metric's spread is never taken below the median spread of the same metric over the benchmarks
+of its kind in the window (spread.py, `floor`): with nine runs one of some hundred spreads comes
+out far too small by chance (measured: broadcast 4 KiB at +-6% over 9 runs where its neighbours
+in the sweep showed +-15-40%, then a -46% rerun of identical code).
+
 A benchmark matches across files by `compare.identity` (kind, workload, size, ..., collective
 op and size). A benchmark that passed in a baseline run and failed/OOMed now is a regression
 without numbers. Baseline files must agree with each other on the GPU profile (and the other
@@ -10,6 +19,7 @@ ENV_MATCH_KEYS): a window mixing profiles is refused naming the file.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -20,14 +30,14 @@ from ..records.results import Results
 from ..report.envdiff import EnvDiff, environment_differences
 from .compare import index_records, no_match_error, nothing_compared_error
 from .metrics import GatedMetric, gated_metrics
-from .spread import Spread, measure_spread
+from .spread import MIN_RUNS, Spread, measure_spread
 from .thresholds import DEFAULT_THRESHOLDS, Threshold, threshold_for
 from .verdict import INSUFFICIENT, REGRESSION, SUSPICIOUS, classify
 
 __all__ = ["DEFAULT_FALSE_ALARM", "WindowMetric", "WindowBench", "WindowComparison", "compare_window",
-           "check_same_environment", "metric_value"]
+           "check_same_environment", "family_size", "metric_value"]
 
-DEFAULT_FALSE_ALARM = 0.01  # one-sided, per metric: 49 benchmarks x a few metrics per run
+DEFAULT_FALSE_ALARM = 0.01  # one-sided, for the whole gate (family-wise over its metrics)
 NA = "n/a"
 INCOMPARABLE = "not comparable"  # device memory vs process RSS
 UNGATED = "not gated"  # threshold switched off
@@ -80,8 +90,13 @@ class WindowComparison:
     not_compared: list[tuple[Record, str]]
     env_blocking: list[EnvDiff]  # current vs the window: gate refuses unless allowed
     env_other: list[EnvDiff]
-    alpha: float
+    alpha: float  # family-wise, over all metrics judged against a measured spread
     notes: list[str] = field(default_factory=list)
+    family: int = 1  # metrics judged against a measured spread: each band is at alpha / family
+
+    @property
+    def alpha_per_metric(self) -> float:
+        return self.alpha / max(1, self.family)
 
     @property
     def regressed(self) -> list[WindowBench]:
@@ -110,9 +125,9 @@ def check_same_environment(runs: Sequence[Results], what: str) -> None:
 
 
 def _judge(metric: GatedMetric, base_values: list[float], current: float | None,
-           threshold: Threshold | None, alpha: float) -> WindowMetric:
+           threshold: Threshold | None, alpha: float, floor: float = 0.0) -> WindowMetric:
     absolute = bool(threshold and threshold.absolute)
-    spread = measure_spread(base_values, alpha, absolute)
+    spread = measure_spread(base_values, alpha, absolute, floor)
     if spread is None or current is None:
         return WindowMetric(metric, spread, current, None, None, threshold, NA)
     center = spread.center
@@ -136,8 +151,36 @@ def _judge(metric: GatedMetric, base_values: list[float], current: float | None,
     return WindowMetric(metric, spread, current, relative, worse_by, threshold, verdict)
 
 
+def family_size(pairs: Sequence[tuple[Record, list[Record]]], thresholds: Mapping[str, Threshold | None]) -> int:
+    """How many metrics a gate judges against a measured spread (a threshold, a current value and
+    at least MIN_RUNS baseline values): the family its false-alarm rate is shared over."""
+    n = 0
+    for current, baselines in pairs:
+        for metric in gated_metrics():
+            if threshold_for(metric, thresholds) is None or metric_value(current, metric.key) is None:
+                continue
+            if sum(metric_value(b, metric.key) is not None for b in baselines) >= MIN_RUNS:
+                n += 1
+    return n
+
+
+def spread_floors(pairs: Sequence[tuple[Record, list[Record]]],
+                  thresholds: Mapping[str, Threshold | None]) -> dict[tuple[str, str], float]:
+    """Per (record kind, metric key): the median of the benchmarks' own run-to-run spreads, where
+    at least 3 benchmarks of that kind have one (fewer: no floor)."""
+    own: dict[tuple[str, str], list[float]] = {}
+    for current, baselines in pairs:
+        for metric in gated_metrics():
+            threshold = threshold_for(metric, thresholds)
+            values = [v for v in (metric_value(b, metric.key) for b in baselines) if v is not None]
+            s = measure_spread(values, 0.5, bool(threshold and threshold.absolute))
+            if s is not None and s.spread is not None:
+                own.setdefault((current.kind, metric.key), []).append(s.spread)
+    return {k: statistics.median(v) for k, v in own.items() if len(v) >= 3}
+
+
 def _compare_bench(current: Record, baselines: list[Record], thresholds: Mapping[str, Threshold | None],
-                   alpha: float) -> WindowBench:
+                   alpha: float, floors: Mapping[tuple[str, str], float] | None = None) -> WindowBench:
     bench = WindowBench(current, baselines)
     if current.status in _BAD_STATUSES:
         bench.status_change = f"passed -> {current.status}"
@@ -147,7 +190,8 @@ def _compare_bench(current: Record, baselines: list[Record], thresholds: Mapping
         cur = metric_value(current, metric.key)
         if not values and cur is None:
             continue
-        change = _judge(metric, values, cur, threshold_for(metric, thresholds), alpha)
+        floor = (floors or {}).get((current.kind, metric.key), 0.0)
+        change = _judge(metric, values, cur, threshold_for(metric, thresholds), alpha, floor)
         if metric.group == "peak_mem" and mem_kinds != {current.config.get("peak_mem_kind")}:
             change.verdict = INCOMPARABLE
         bench.metrics.append(change)
@@ -170,6 +214,7 @@ def compare_window(baselines: Sequence[Results], current: Results,
     other = [d for d in environment_differences(envs) if d[0] not in ENV_MATCH_KEYS]
     out = WindowComparison(list(baselines), current, [], [], [], blocking, other, alpha, notes)
     matched = False
+    pairs: list[tuple[Record, list[Record]]] = []
     for key, cur in cur_idx.items():
         found = [idx[key] for idx in indexes if key in idx]
         if not found:
@@ -182,7 +227,10 @@ def compare_window(baselines: Sequence[Results], current: Results,
         elif cur.status not in ("passed", *_BAD_STATUSES):
             out.not_compared.append((cur, f"current status {cur.status}"))
         else:
-            out.benches.append(_compare_bench(cur, passed, thresholds, alpha))
+            pairs.append((cur, passed))
+    out.family = max(1, family_size(pairs, thresholds))
+    floors = spread_floors(pairs, thresholds)
+    out.benches = [_compare_bench(cur, passed, thresholds, out.alpha_per_metric, floors) for cur, passed in pairs]
     names = ", ".join(str(b.path) for b in baselines[:3]) + (" ..." if len(baselines) > 3 else "")
     if not matched:
         raise no_match_error(names, current, len(cur_idx))

@@ -1,7 +1,8 @@
 """A window comparison as Markdown: verdict line, the window, flagged metrics, every metric.
 
 The spread column is what the verdict used: the run-to-run spread of the metric over the
-baseline runs (relative std, or pp) and the band a current run may move inside unflagged.
+baseline runs (relative std, or pp; at least the median of its kind, marked "kind median") and the band
+a current run may move inside unflagged.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def _spread_cells(m: WindowMetric) -> list[str]:
         return [NA, NA]
     if s.spread is None:
         return [f"not measured ({s.runs} run{'s' if s.runs != 1 else ''}, needs {MIN_RUNS})", NA]
-    return [f"±{_pct(s.spread, s.absolute)} over {s.runs} runs", f"±{_pct(s.band, s.absolute)}"]
+    floor = f" (kind median; own ±{_pct(s.own, s.absolute)})" if s.floored else ""
+    return [f"±{_pct(s.spread, s.absolute)} over {s.runs} runs{floor}", f"±{_pct(s.band, s.absolute)}"]
 
 
 def _rows(comparison: WindowComparison, verdicts: tuple[str, ...] | None) -> list[list[str]]:
@@ -88,7 +90,8 @@ def render_window(comparison: WindowComparison, title: str = "trainbench gate", 
     out.append(f"- current: `{c.current.path}` (commit {env.get('git_commit') or NA}, started {env.get('start_time') or NA})")
     out.append(
         f"- regression = worse than its threshold AND beyond the run-to-run noise band of the window "
-        f"(one-sided prediction bound, false-alarm rate {c.alpha:g} per metric); beyond the threshold "
+        f"(one-sided prediction bound; false-alarm rate {c.alpha:g} for the whole gate, shared over its "
+        f"{c.family} metrics with a measured spread: {c.alpha_per_metric:.2g} each); beyond the threshold "
         f"inside the band = suspicious; fewer than {MIN_RUNS} baseline runs = insufficient data"
     )
     out.append("")
