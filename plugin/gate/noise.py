@@ -5,6 +5,7 @@ What a user needs to pick thresholds instead of guessing them."""
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -46,19 +47,24 @@ def measure_noise(runs: Sequence[Results], alpha: float) -> list[NoiseRow]:
                 v = metric_value(rec, m.key)
                 if v is not None:
                     values.setdefault(key, {}).setdefault(m.key, []).append(v)
-    found = []  # (label, metric, values, threshold) with a measurable spread
+    found = []  # (kind, label, metric, values, threshold, own spread) with a measurable spread
     for key, per_metric in values.items():
         for m in gated_metrics():
             vs = per_metric.get(m.key)
             threshold = threshold_for(m, DEFAULT_THRESHOLDS)
             spread = measure_spread(vs or [], alpha, bool(threshold and threshold.absolute))
             if spread is not None and spread.spread is not None:
-                found.append((labels[key], m, vs, threshold))
-    # the gate shares alpha over the metrics it judges (window.family_size): so does this figure
-    each = alpha / max(1, sum(t is not None for *_, t in found))
+                found.append((key[0], labels[key], m, vs, threshold, spread.spread))
+    # as the gate judges (window.py): alpha shared over the metrics with a threshold, and each
+    # spread pooled with the median spread of its kind where 3+ benchmarks of the kind have one
+    each = alpha / max(1, sum(f[4] is not None for f in found))
+    kinds: dict[tuple, list[float]] = {}
+    for kind, _, m, _, _, own in found:
+        kinds.setdefault((kind, m.key), []).append(own)
+    priors = {k: statistics.median(v) for k, v in kinds.items() if len(v) >= 3}
     out = []
-    for label, m, vs, threshold in found:
-        spread = measure_spread(vs, each, bool(threshold and threshold.absolute))
+    for kind, label, m, vs, threshold, _ in found:
+        spread = measure_spread(vs, each, bool(threshold and threshold.absolute), priors.get((kind, m.key)))
         out.append(NoiseRow(label, m, spread, detectable_move(spread, m.higher_is_better), threshold))
     if not out:
         raise InputError(f"noise: no benchmark passed in {MIN_RUNS}+ of the {len(runs)} files; nothing to measure")

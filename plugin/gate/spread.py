@@ -11,10 +11,12 @@ new run drawn from the same distribution as the k baseline runs:
     band = t_{1-alpha, k-1} * s * sqrt(1 + 1/k)
 (Student t: s is estimated from k runs, the new run adds its own variance.)
 
-`floor`: a spread the metric's own is never taken below (the gate passes the median spread of
-the same metric over the benchmarks of the same kind in its window): nine runs can give one
-metric a standard deviation far below its true one by chance, and a gate judging hundreds of
-metrics meets that chance every run.
+`prior`: the typical spread of the same metric over the benchmarks of the same kind in the
+window (the gate passes their median). Nine runs can give one metric a standard deviation far
+below its true one by chance, and a gate judging hundreds of metrics meets that chance every
+run. So the metric's variance is moderated toward the prior, as limma does for many parallel
+tests with few replicates (Smyth 2004), with the prior weighted like the metric's own k-1
+degrees of freedom: s^2 = (s_own^2 + prior^2) / 2 on 2(k-1) degrees of freedom.
 """
 
 from __future__ import annotations
@@ -39,11 +41,8 @@ class Spread:
     spread: float | None  # std of ln(values) (relative) or of values (absolute); None: < MIN_RUNS
     band: float | None  # one-sided prediction bound at the false-alarm rate, same unit as spread
     absolute: bool  # True: spread/band are plain differences (pp), not log ratios
-    own: float | None = None  # this metric's own spread before the floor (== spread when not floored)
-
-    @property
-    def floored(self) -> bool:
-        return self.own is not None and self.spread is not None and self.spread > self.own
+    own: float | None = None  # this metric's own spread (== spread when no prior was pooled in)
+    prior: float | None = None  # the kind's typical spread pooled in, or None
 
 
 def _t_quantile(p: float, dof: int) -> float:
@@ -52,8 +51,10 @@ def _t_quantile(p: float, dof: int) -> float:
     return float(t.ppf(p, dof))
 
 
-def measure_spread(values: Sequence[float], alpha: float, absolute: bool = False, floor: float = 0.0) -> Spread | None:
-    """Spread of one metric over baseline runs (at least `floor`); None when no value is usable."""
+def measure_spread(values: Sequence[float], alpha: float, absolute: bool = False,
+                   prior: float | None = None) -> Spread | None:
+    """Spread of one metric over baseline runs, moderated toward `prior` when given; None when no
+    value is usable."""
     xs = [float(v) for v in values if math.isfinite(v) and (absolute or v > 0)]
     if not xs:
         return None
@@ -61,9 +62,12 @@ def measure_spread(values: Sequence[float], alpha: float, absolute: bool = False
     if len(xs) < MIN_RUNS:
         return Spread(len(xs), center, None, None, absolute)
     own = statistics.stdev(xs if absolute else [math.log(x) for x in xs])
-    s = max(own, floor)
-    band = _t_quantile(1.0 - alpha, len(xs) - 1) * s * math.sqrt(1.0 + 1.0 / len(xs))
-    return Spread(len(xs), center, s, band, absolute, own)
+    dof = len(xs) - 1
+    s = own
+    if prior is not None:
+        s, dof = math.sqrt((own**2 + prior**2) / 2.0), 2 * dof
+    band = _t_quantile(1.0 - alpha, dof) * s * math.sqrt(1.0 + 1.0 / len(xs))
+    return Spread(len(xs), center, s, band, absolute, own, prior)
 
 
 def detectable_move(spread: Spread, higher_is_better: bool) -> float | None:

@@ -4,11 +4,11 @@ median, the run-to-run spread measured over the window (spread.py) and a verdict
 The false-alarm rate `alpha` is for the whole gate, not per metric: a run of the default suite
 compares some hundreds of metrics, and at 1% each identical code would be flagged on a few of
 them every run (measured: 5 of 10 reruns on the 2-core box). So each metric's band is drawn
-at alpha / m (Bonferroni), m the number of metrics judged against a measured spread. And a
-metric's spread is never taken below the median spread of the same metric over the benchmarks
-of its kind in the window (spread.py, `floor`): with nine runs one of some hundred spreads comes
-out far too small by chance (measured: broadcast 4 KiB at +-6% over 9 runs where its neighbours
-in the sweep showed +-15-40%, then a -46% rerun of identical code).
+at alpha / m (Bonferroni), m the number of metrics judged against a measured spread. And each metric's
+spread is moderated toward the median spread of the same metric over the benchmarks of its kind
+in the window (spread.py, `prior`): with nine runs one of some hundred spreads comes out far too
+small by chance (measured: broadcast 4 KiB at +-6% over 9 runs where its neighbours in the sweep
+showed +-15-40%, then a -46% rerun of identical code).
 
 A benchmark matches across files by `compare.identity` (kind, workload, size, ..., collective
 op and size). A benchmark that passed in a baseline run and failed/OOMed now is a regression
@@ -125,9 +125,9 @@ def check_same_environment(runs: Sequence[Results], what: str) -> None:
 
 
 def _judge(metric: GatedMetric, base_values: list[float], current: float | None,
-           threshold: Threshold | None, alpha: float, floor: float = 0.0) -> WindowMetric:
+           threshold: Threshold | None, alpha: float, prior: float | None = None) -> WindowMetric:
     absolute = bool(threshold and threshold.absolute)
-    spread = measure_spread(base_values, alpha, absolute, floor)
+    spread = measure_spread(base_values, alpha, absolute, prior)
     if spread is None or current is None:
         return WindowMetric(metric, spread, current, None, None, threshold, NA)
     center = spread.center
@@ -164,10 +164,10 @@ def family_size(pairs: Sequence[tuple[Record, list[Record]]], thresholds: Mappin
     return n
 
 
-def spread_floors(pairs: Sequence[tuple[Record, list[Record]]],
+def spread_priors(pairs: Sequence[tuple[Record, list[Record]]],
                   thresholds: Mapping[str, Threshold | None]) -> dict[tuple[str, str], float]:
     """Per (record kind, metric key): the median of the benchmarks' own run-to-run spreads, where
-    at least 3 benchmarks of that kind have one (fewer: no floor)."""
+    at least 3 benchmarks of that kind have one (fewer: no prior)."""
     own: dict[tuple[str, str], list[float]] = {}
     for current, baselines in pairs:
         for metric in gated_metrics():
@@ -180,7 +180,7 @@ def spread_floors(pairs: Sequence[tuple[Record, list[Record]]],
 
 
 def _compare_bench(current: Record, baselines: list[Record], thresholds: Mapping[str, Threshold | None],
-                   alpha: float, floors: Mapping[tuple[str, str], float] | None = None) -> WindowBench:
+                   alpha: float, priors: Mapping[tuple[str, str], float] | None = None) -> WindowBench:
     bench = WindowBench(current, baselines)
     if current.status in _BAD_STATUSES:
         bench.status_change = f"passed -> {current.status}"
@@ -190,8 +190,8 @@ def _compare_bench(current: Record, baselines: list[Record], thresholds: Mapping
         cur = metric_value(current, metric.key)
         if not values and cur is None:
             continue
-        floor = (floors or {}).get((current.kind, metric.key), 0.0)
-        change = _judge(metric, values, cur, threshold_for(metric, thresholds), alpha, floor)
+        prior = (priors or {}).get((current.kind, metric.key))
+        change = _judge(metric, values, cur, threshold_for(metric, thresholds), alpha, prior)
         if metric.group == "peak_mem" and mem_kinds != {current.config.get("peak_mem_kind")}:
             change.verdict = INCOMPARABLE
         bench.metrics.append(change)
@@ -229,8 +229,8 @@ def compare_window(baselines: Sequence[Results], current: Results,
         else:
             pairs.append((cur, passed))
     out.family = max(1, family_size(pairs, thresholds))
-    floors = spread_floors(pairs, thresholds)
-    out.benches = [_compare_bench(cur, passed, thresholds, out.alpha_per_metric, floors) for cur, passed in pairs]
+    priors = spread_priors(pairs, thresholds)
+    out.benches = [_compare_bench(cur, passed, thresholds, out.alpha_per_metric, priors) for cur, passed in pairs]
     names = ", ".join(str(b.path) for b in baselines[:3]) + (" ..." if len(baselines) > 3 else "")
     if not matched:
         raise no_match_error(names, current, len(cur_idx))

@@ -1,8 +1,8 @@
 """A window comparison as Markdown: verdict line, the window, flagged metrics, every metric.
 
 The spread column is what the verdict used: the run-to-run spread of the metric over the
-baseline runs (relative std, or pp; at least the median of its kind, marked "kind median") and the band
-a current run may move inside unflagged.
+baseline runs (relative std, or pp), pooled with the median spread of its kind where it has one
+("own", "kind"), and the band a current run may move inside unflagged.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def _spread_cells(m: WindowMetric) -> list[str]:
         return [NA, NA]
     if s.spread is None:
         return [f"not measured ({s.runs} run{'s' if s.runs != 1 else ''}, needs {MIN_RUNS})", NA]
-    floor = f" (kind median; own ±{_pct(s.own, s.absolute)})" if s.floored else ""
-    return [f"±{_pct(s.spread, s.absolute)} over {s.runs} runs{floor}", f"±{_pct(s.band, s.absolute)}"]
+    pooled = f" (own ±{_pct(s.own, s.absolute)}, kind ±{_pct(s.prior, s.absolute)})" if s.prior is not None else ""
+    return [f"±{_pct(s.spread, s.absolute)} over {s.runs} runs{pooled}", f"±{_pct(s.band, s.absolute)}"]
 
 
 def _rows(comparison: WindowComparison, verdicts: tuple[str, ...] | None) -> list[list[str]]:

@@ -3,19 +3,22 @@
 RUNS runs of `pytest bench/` on the same commit on 2 cores; each is gated with default
 settings against a window of all the others and against one other: no regression may be
 reported. Then PINNED runs under `taskset -c 0` (one core), each gated against the window of
-2-core runs: every one must be flagged (regression or suspicious on a training throughput).
+2-core runs: the gate must fail (exit 1) on every one.
 
 Environment knobs (a full run of the default bench 10 + 10 times takes an hour on 2 cores):
     TRAINBENCH_E2E_RUNS=10            2-core runs
     TRAINBENCH_E2E_PINNED=3           one-core runs
     TRAINBENCH_E2E_BENCH="bench/"     what to run, pytest arguments (e.g. "bench/test_training.py")
     TRAINBENCH_E2E_OUT=DIR            keep the results files there (for `trainbench history`)
+    TRAINBENCH_E2E_REUSE=1            gate the run-NN.json / one-core-NN.json already in OUT
+                                      instead of running the bench again (a gate change, same data)
 
 It prints, per run, the wall time of the bench, the gate's verdict counts and throughputs.
 """
 
 import contextlib
 import io
+import math
 import os
 import shlex
 import shutil
@@ -35,10 +38,14 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNS = int(os.environ.get("TRAINBENCH_E2E_RUNS", "10"))
 PINNED = int(os.environ.get("TRAINBENCH_E2E_PINNED", "3"))
 BENCH = shlex.split(os.environ.get("TRAINBENCH_E2E_BENCH", "bench/"))
+REUSE = os.environ.get("TRAINBENCH_E2E_REUSE") == "1"
 
 
 def _bench(out: Path, name: str, pin: list[str]) -> tuple[Path, float]:
     path = out / f"{name}.json"
+    if REUSE:
+        assert path.exists(), f"TRAINBENCH_E2E_REUSE=1 but {path} is missing"
+        return path, math.nan
     cmd = pin + [sys.executable, "-m", "pytest", *BENCH, "--gpu=cpu", "-q", "-p", "no:cacheprovider",
                  f"--trainbench-results={path}", f"--trainbench-report={out / name}.md"]
     env = dict(os.environ)
@@ -105,10 +112,7 @@ def test_one_core_is_flagged_every_time(two_core_runs, out):
     for i in range(PINNED):
         current, wall = _bench(out, f"one-core-{i:02d}", ["taskset", "-c", cpu])
         rc, text = _gate(two_core_runs, current)
-        flagged = text.split("### Flagged")[1].split("### All")[0] if "### Flagged" in text else ""
-        hit = any("samples/s" in line and ("regression" in line or "suspicious" in line)
-                  for line in flagged.splitlines() if "test_training[" in line)
         print(f"one-core run {i}: {wall:.0f} s, exit {rc}; {_counts(text)}; training samples/s {_training_tput(current)}")
-        if not hit:
+        if rc != 1:
             missed.append(i)
-    assert not missed, f"one-core runs not flagged: {missed}"
+    assert not missed, f"one-core runs the gate passed: {missed}"
