@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     for r in found:
         s = r.spread
         rows.append([r.label, r.metric.label, str(s.runs), format_metric(r.metric.key, s.center),
-                     "±" + _pct(s.spread, s.absolute), _pct(r.detectable, s.absolute),
+                     "±" + _pct(s.own if s.own is not None else s.spread, s.absolute), _pct(r.detectable, s.absolute),
                      str(r.threshold) if r.threshold else "off",
                      "ok" if r.threshold is None or r.detectable is None or r.detectable <= r.threshold.value
                      else "raise it"])

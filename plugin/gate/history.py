@@ -45,7 +45,10 @@ def describe_step(s: Series, step: Step) -> str:
     worse = (step.after < step.before) == s.metric.higher_is_better
     verb = "regressed" if worse else "improved"
     first, last = s.runs[step.index], s.runs[step.segment_end]
-    return f"{verb} at commit {s.commits[step.index]} by {step.relative * 100:+.1f}% (runs {first}..{last})"
+    commit = s.commits[step.index]
+    same = step.index > 0 and s.commits[step.index - 1] == commit
+    where = f"at run {first}, commit {commit} like the run before (not a code change)" if same else f"at commit {commit}"
+    return f"{verb} {where} by {step.relative * 100:+.1f}% (runs {first}..{last})"
 
 
 def build_history(runs: Sequence[Results], min_runs: int = MIN_HISTORY) -> list[Series]:

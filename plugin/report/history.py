@@ -41,8 +41,10 @@ def history_chart(s: Series) -> Chart:
         ax.plot(xs, [med, med], color="#c44e52", lw=2, label="segment median" if n == 0 else None)
     for st in s.steps:
         ax.axvline(s.runs[st.index] - 0.5, color="#c44e52", ls="--", lw=1)
-        ax.text(s.runs[st.index] - 0.4, 0.03, f"{st.relative * 100:+.1f}% @ {s.commits[st.index]}",
-                transform=ax.get_xaxis_transform(), fontsize=8, color="#c44e52", ha="left", va="bottom",
+        low = st.after < st.before  # the runs after the step sit low: label at the top, clear of them
+        ax.text(s.runs[st.index] - 0.4, 0.97 if low else 0.03, f"{st.relative * 100:+.1f}% @ {s.commits[st.index]}",
+                transform=ax.get_xaxis_transform(), fontsize=8, color="#c44e52", ha="left",
+                va="top" if low else "bottom",
                 bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1})
     from matplotlib.ticker import MaxNLocator
 

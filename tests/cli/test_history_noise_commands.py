@@ -11,11 +11,12 @@ from trainbench.cli import main
 GPT = "bench/test_training.py::test_training[gpt-small-fp32]"
 
 
-def _nightlies(folder, n=8, slow_from=5, slowdown=1.15):
+def _nightlies(folder, n=8, slow_from=5, slowdown=1.15, one_commit=False):
     folder.mkdir()
     rng = random.Random(5)
     for i in range(n):
-        env = dict(CPU_ENV, start_time=f"2026-11-{10 + i:02d}T02:00:00+00:00", git_commit=f"commit{i:02d}")
+        commit = "samecommit" if one_commit else f"commit{i:02d}"
+        env = dict(CPU_ENV, start_time=f"2026-11-{10 + i:02d}T02:00:00+00:00", git_commit=commit)
         slow = slowdown if i >= slow_from else 1.0
         # file names out of time order: the series is ordered by start time, not by name
         write(folder / f"{(7 * i) % n:02d}.json", env, [
@@ -35,6 +36,13 @@ def test_history_writes_md_and_html_with_a_chart_per_metric(tmp_path, capsys):
     # 2 benchmarks x 4 metrics with numbers (samples/s, step time, peak memory, stall ratio)
     assert html.count("<img ") == 8 and md.count("![") == 8 and len(list((out / "charts").glob("*.png"))) == 8
     assert "## Detected steps" in md and "(runs 5..7)" in md
+
+
+def test_a_step_between_runs_of_one_commit_is_not_called_a_code_change(tmp_path, capsys):
+    runs = _nightlies(tmp_path / "nightly", one_commit=True)
+    assert main(["history", str(runs), "--out", str(tmp_path / "report")]) == 0
+    printed = capsys.readouterr().out
+    assert "samples/s regressed at run 5, commit samecommit like the run before (not a code change)" in printed
 
 
 def test_noise_prints_spread_and_smallest_catchable_regression(tmp_path, capsys):
