@@ -47,7 +47,9 @@ def describe_step(s: Series, step: Step) -> str:
     first, last = s.runs[step.index], s.runs[step.segment_end]
     commit = s.commits[step.index]
     same = step.index > 0 and s.commits[step.index - 1] == commit
-    where = f"at run {first}, commit {commit} like the run before (not a code change)" if same else f"at commit {commit}"
+    where = f"at commit {commit}"
+    if same:
+        where = f"at run {first}, commit {commit} like the run before (not a code change)"
     return f"{verb} {where} by {step.relative * 100:+.1f}% (runs {first}..{last})"
 
 
