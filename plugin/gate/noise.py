@@ -5,7 +5,6 @@ What a user needs to pick thresholds instead of guessing them."""
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -14,7 +13,7 @@ from ..records.results import Results
 from ..report.cells import record_label
 from .compare import identity
 from .metrics import GatedMetric, gated_metrics
-from .spread import MIN_RUNS, Spread, detectable_move, measure_spread
+from .spread import MIN_RUNS, Spread, detectable_move, kind_priors, measure_spread, own_spread
 from .thresholds import DEFAULT_THRESHOLDS, Threshold, threshold_for
 from .window import check_same_environment, metric_value
 
@@ -50,18 +49,14 @@ def measure_noise(runs: Sequence[Results], alpha: float) -> list[NoiseRow]:
     found = []  # (kind, label, metric, values, threshold, own spread) with a measurable spread
     for key, per_metric in values.items():
         for m in gated_metrics():
-            vs = per_metric.get(m.key)
             threshold = threshold_for(m, DEFAULT_THRESHOLDS)
-            spread = measure_spread(vs or [], alpha, bool(threshold and threshold.absolute))
-            if spread is not None and spread.spread is not None:
-                found.append((key[0], labels[key], m, vs, threshold, spread.spread))
+            own = own_spread(per_metric.get(m.key) or [], bool(threshold and threshold.absolute))
+            if own is not None:
+                found.append((key[0], labels[key], m, per_metric[m.key], threshold, own))
     # as the gate judges (window.py): alpha shared over the metrics with a threshold, and each
     # spread pooled with the median spread of its kind where 3+ benchmarks of the kind have one
     each = alpha / max(1, sum(f[4] is not None for f in found))
-    kinds: dict[tuple, list[float]] = {}
-    for kind, _, m, _, _, own in found:
-        kinds.setdefault((kind, m.key), []).append(own)
-    priors = {k: statistics.median(v) for k, v in kinds.items() if len(v) >= 3}
+    priors = kind_priors(((kind, m.key), own) for kind, _, m, _, _, own in found)
     out = []
     for kind, label, m, vs, threshold, _ in found:
         spread = measure_spread(vs, each, bool(threshold and threshold.absolute), priors.get((kind, m.key)))

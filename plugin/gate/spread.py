@@ -24,9 +24,9 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Hashable, Iterable, Sequence
 
-__all__ = ["MIN_RUNS", "Spread", "measure_spread", "detectable_move"]
+__all__ = ["MIN_RUNS", "Spread", "own_spread", "kind_priors", "measure_spread", "detectable_move"]
 
 # Fewer baseline runs than this: the spread is not measured (two runs give a standard deviation
 # with one degree of freedom; t_{0.99,1} = 31.8 makes the band useless), so the verdict of a
@@ -51,17 +51,38 @@ def _t_quantile(p: float, dof: int) -> float:
     return float(t.ppf(p, dof))
 
 
+def _usable(values: Sequence[float], absolute: bool) -> list[float]:
+    return [float(v) for v in values if math.isfinite(v) and (absolute or v > 0)]
+
+
+def own_spread(values: Sequence[float], absolute: bool = False) -> float | None:
+    """Std of ln(values) (or of values, absolute) over runs; None below MIN_RUNS usable values."""
+    xs = _usable(values, absolute)
+    if len(xs) < MIN_RUNS:
+        return None
+    return statistics.stdev(xs if absolute else [math.log(x) for x in xs])
+
+
+def kind_priors(spreads: Iterable[tuple[Hashable, float]], min_benchmarks: int = 3) -> dict[Hashable, float]:
+    """The `prior` per group (the gate and noise group by record kind and metric key): the
+    median of the benchmarks' own spreads, where at least `min_benchmarks` have one."""
+    groups: dict[Hashable, list[float]] = {}
+    for group, s in spreads:
+        groups.setdefault(group, []).append(s)
+    return {g: statistics.median(v) for g, v in groups.items() if len(v) >= min_benchmarks}
+
+
 def measure_spread(values: Sequence[float], alpha: float, absolute: bool = False,
                    prior: float | None = None) -> Spread | None:
     """Spread of one metric over baseline runs, moderated toward `prior` when given; None when no
     value is usable."""
-    xs = [float(v) for v in values if math.isfinite(v) and (absolute or v > 0)]
+    xs = _usable(values, absolute)
     if not xs:
         return None
     center = statistics.median(xs)
-    if len(xs) < MIN_RUNS:
+    own = own_spread(xs, absolute)
+    if own is None:
         return Spread(len(xs), center, None, None, absolute)
-    own = statistics.stdev(xs if absolute else [math.log(x) for x in xs])
     dof = len(xs) - 1
     s = own
     if prior is not None:

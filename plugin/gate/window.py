@@ -19,7 +19,6 @@ ENV_MATCH_KEYS): a window mixing profiles is refused naming the file.
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -30,7 +29,7 @@ from ..records.results import Results
 from ..report.envdiff import EnvDiff, environment_differences
 from .compare import index_records, no_match_error, nothing_compared_error
 from .metrics import GatedMetric, gated_metrics
-from .spread import MIN_RUNS, Spread, measure_spread
+from .spread import MIN_RUNS, Spread, kind_priors, measure_spread, own_spread
 from .thresholds import DEFAULT_THRESHOLDS, Threshold, threshold_for
 from .verdict import INSUFFICIENT, REGRESSION, SUSPICIOUS, classify
 
@@ -168,15 +167,15 @@ def spread_priors(pairs: Sequence[tuple[Record, list[Record]]],
                   thresholds: Mapping[str, Threshold | None]) -> dict[tuple[str, str], float]:
     """Per (record kind, metric key): the median of the benchmarks' own run-to-run spreads, where
     at least 3 benchmarks of that kind have one (fewer: no prior)."""
-    own: dict[tuple[str, str], list[float]] = {}
+    spreads = []
     for current, baselines in pairs:
         for metric in gated_metrics():
             threshold = threshold_for(metric, thresholds)
             values = [v for v in (metric_value(b, metric.key) for b in baselines) if v is not None]
-            s = measure_spread(values, 0.5, bool(threshold and threshold.absolute))
-            if s is not None and s.spread is not None:
-                own.setdefault((current.kind, metric.key), []).append(s.spread)
-    return {k: statistics.median(v) for k, v in own.items() if len(v) >= 3}
+            s = own_spread(values, bool(threshold and threshold.absolute))
+            if s is not None:
+                spreads.append(((current.kind, metric.key), s))
+    return kind_priors(spreads)
 
 
 def _compare_bench(current: Record, baselines: list[Record], thresholds: Mapping[str, Threshold | None],
